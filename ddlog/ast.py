@@ -1,0 +1,422 @@
+"""The abstract syntax tree of a DDlog program: plain dataclasses with source spans.
+
+The parser (ddlog/parser.py) builds it; the type checker (ddlog/typecheck.py) fills in the `ty`
+field of every expression and pattern in place; later passes only read it.
+
+Conventions
+- Every node has `span: Span` as its last field.
+- Identifiers starting with an upper-case letter are relations and constructors, lower-case ones
+  are variables, functions, columns and fields (as in DDlog).
+- Method-call syntax `x.f(a)` is a `Call` with `method=True` and `args=[x, a]`; group methods
+  (`g.count()`, `g.sum_of(|v| e)`) are such calls too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ddlog.errors import Span
+from ddlog.types import Type
+
+# ---------------------------------------------------------------------------------------------
+# Type syntax
+
+
+@dataclass
+class TypeName:
+    """`bool`, `string`, `bigint`, `u32`, `usize`, `float`, `double`, a typedef name, or a generic
+    `Vec<T>` / `Set<T>` / `Option<T>` / `Group<K, V>` (then `args` is non-empty)."""
+
+    name: str
+    args: list["TypeExpr"]
+    span: Span
+
+
+@dataclass
+class BitsType:
+    """`bit<N>` (signed=False) or `signed<N>` (signed=True)."""
+
+    signed: bool
+    width: int
+    span: Span
+
+
+@dataclass
+class TupleType:
+    """`(T1, T2, ...)`; `()` is the empty tuple."""
+
+    items: list["TypeExpr"]
+    span: Span
+
+
+TypeExpr = Union[TypeName, BitsType, TupleType]
+
+# ---------------------------------------------------------------------------------------------
+# Expressions. `ty` is filled by the type checker.
+
+
+@dataclass
+class Var:
+    name: str
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class Wildcard:
+    """`_`: only allowed as an argument of a body atom, or as a pattern."""
+
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class Lit:
+    """A literal. `value` is a Python bool, int, float or str. `width`/`signed` are set for
+    width literals `32'd15` (unsigned) / `8'sd-3` (signed); `kind` is 'bool' | 'int' | 'float' |
+    'string'."""
+
+    value: object
+    kind: str
+    span: Span
+    width: int | None = None
+    signed: bool = False
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class Interp:
+    """An interpolated string `"a ${x} b"`: parts are str (literal text, escapes already
+    resolved) or expressions."""
+
+    parts: list[Union[str, "Expr"]]
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class BinOp:
+    """Binary operator. `op` is one of: + - * / % == != < <= > >= and or ++ & | ^ << >>"""
+
+    op: str
+    left: "Expr"
+    right: "Expr"
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class UnOp:
+    """Unary operator: `-` (negation), `not`, `~` (bitwise not)."""
+
+    op: str
+    operand: "Expr"
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class Call:
+    """A call of a user function or a built-in `f(a, b)`, or a method call `a.f(b)`
+    (`method=True`, receiver first in `args`)."""
+
+    func: str
+    args: list["Expr"]
+    span: Span
+    method: bool = False
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class FieldAccess:
+    """`e.name` for a struct field, `e.0` for a tuple element (then `name` is "0")."""
+
+    expr: "Expr"
+    name: str
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class TupleLit:
+    """`(a, b)`; a parenthesised single expression is not a tuple."""
+
+    items: list["Expr"]
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class VecLit:
+    """`[a, b, c]`: a Vec literal (also accepted where a Set is expected)."""
+
+    items: list["Expr"]
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class StructLit:
+    """A constructor application: `P{x, y}` (positional, names None), `P{.x = 1, .y = "a"}`
+    (named), `Some{x}`, or a bare constructor without fields such as `None` or `Red`."""
+
+    ctor: str
+    fields: list[tuple[str | None, "Expr"]]
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class IfExpr:
+    """`if (c) a else b` (also `if c { a } else { b }`)."""
+
+    cond: "Expr"
+    then: "Expr"
+    other: "Expr"
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class MatchArm:
+    pattern: "Pattern"
+    body: "Expr"
+    span: Span
+
+
+@dataclass
+class MatchExpr:
+    """`match (e) { pat -> expr, ... }`."""
+
+    scrutinee: "Expr"
+    arms: list[MatchArm]
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class Cast:
+    """`e as T`."""
+
+    expr: "Expr"
+    target: TypeExpr
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class Lambda:
+    """`|v| e`: only as the argument of `sum_of`, `arg_min`, `arg_max`."""
+
+    param: str
+    body: "Expr"
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+Expr = Union[Var, Wildcard, Lit, Interp, BinOp, UnOp, Call, FieldAccess, TupleLit, VecLit,
+             StructLit, IfExpr, MatchExpr, Cast, Lambda]
+
+# ---------------------------------------------------------------------------------------------
+# Patterns (in `match` arms)
+
+
+@dataclass
+class PWild:
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class PVar:
+    """Binds the matched value to a variable."""
+
+    name: str
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class PLit:
+    """Matches a constant (a `Lit`, possibly negative)."""
+
+    lit: Lit
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class PTuple:
+    items: list["Pattern"]
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class PCtor:
+    """`Some{x}`, `None`, `P{.x = p, .y = _}`, `Circle{r}`: names are None for positional."""
+
+    ctor: str
+    fields: list[tuple[str | None, "Pattern"]]
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+Pattern = Union[PWild, PVar, PLit, PTuple, PCtor]
+
+# ---------------------------------------------------------------------------------------------
+# Rules
+
+
+@dataclass
+class Atom:
+    """`R(e1, e2)` or `R(.col = e, ...)` (named: `names[i]` is the column name of `args[i]`;
+    positional: `names` is None). In a body an argument is a fresh variable (binds), a bound
+    variable (joins), `_`, or an expression over bound variables (filters)."""
+
+    relation: str
+    args: list[Expr]
+    span: Span
+    names: list[str] | None = None
+
+
+@dataclass
+class BodyAtom:
+    """A positive (`negated=False`) or negated (`not R(..)`) relation term in a body."""
+
+    atom: Atom
+    negated: bool
+    span: Span
+
+
+@dataclass
+class BodyCond:
+    """A predicate: a Boolean expression over bound variables."""
+
+    expr: Expr
+    span: Span
+
+
+@dataclass
+class BodyAssign:
+    """`var v = expr`."""
+
+    var: str
+    expr: Expr
+    span: Span
+
+
+@dataclass
+class BodyFlatMap:
+    """`var v = FlatMap(expr)`: one valuation per element of the collection `expr`."""
+
+    var: str
+    expr: Expr
+    span: Span
+
+
+@dataclass
+class BodyGroupBy:
+    """`var g = expr.group_by(k1, k2)`: afterwards only k1, k2 and g are bound.
+
+    A chained group method `var c = e.group_by(k).count()` is desugared by the parser into a
+    BodyGroupBy binding a fresh variable (named `__g<N>`) followed by a BodyAssign of `c`."""
+
+    var: str
+    expr: Expr
+    keys: list[Var]
+    span: Span
+
+
+BodyItem = Union[BodyAtom, BodyCond, BodyAssign, BodyFlatMap, BodyGroupBy]
+
+
+@dataclass
+class Rule:
+    """`Head :- body.`; a fact `R(1, "a").` has an empty body."""
+
+    head: Atom
+    body: list[BodyItem]
+    span: Span
+
+
+# ---------------------------------------------------------------------------------------------
+# Declarations
+
+
+@dataclass
+class Field:
+    """A column of a relation, a field of a constructor, or a parameter of a function."""
+
+    name: str
+    type: TypeExpr
+    span: Span
+
+
+@dataclass
+class Constructor:
+    name: str
+    fields: list[Field]
+    span: Span
+
+
+@dataclass
+class TypeDef:
+    """`typedef Name = T` (alias: `ctors` is None, `alias` set) or
+    `typedef Name = C1{..} | C2{..}` (`ctors` set, `alias` None)."""
+
+    name: str
+    alias: TypeExpr | None
+    ctors: list[Constructor] | None
+    span: Span
+
+
+@dataclass
+class RelationDecl:
+    """`input relation R(a: T, ...)`; role is 'input', 'output' or 'internal' (plain
+    `relation`)."""
+
+    role: str
+    name: str
+    columns: list[Field]
+    span: Span
+
+
+@dataclass
+class FunctionDecl:
+    """`function f(x: T, ...): R { expr }` or `function f(x: T): R = expr`."""
+
+    name: str
+    params: list[Field]
+    result: TypeExpr
+    body: Expr
+    span: Span
+
+
+Decl = Union[TypeDef, RelationDecl, FunctionDecl, Rule]
+
+
+@dataclass
+class Program:
+    """A parsed program: its declarations in source order, and the text they came from (for
+    error messages)."""
+
+    decls: list[Decl]
+    file: str
+    source: str
+
+    @property
+    def typedefs(self) -> list[TypeDef]:
+        return [d for d in self.decls if isinstance(d, TypeDef)]
+
+    @property
+    def relations(self) -> list[RelationDecl]:
+        return [d for d in self.decls if isinstance(d, RelationDecl)]
+
+    @property
+    def functions(self) -> list[FunctionDecl]:
+        return [d for d in self.decls if isinstance(d, FunctionDecl)]
+
+    @property
+    def rules(self) -> list[Rule]:
+        return [d for d in self.decls if isinstance(d, Rule)]

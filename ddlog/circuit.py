@@ -1,0 +1,221 @@
+"""The circuit IR: what each stratum compiles to (DESIGN 4, 003_… "compiling rules").
+
+A `Circuit` is a list of operator nodes in topological order. Every node produces a Z-set stream;
+in a recursive stratum the streams are nested (time = (epoch, iteration)) and carry double
+deltas. The IR is plain data; `ddlog/compiler.py` builds it, `ddlog/explain.py` prints it and
+`runtime/stratum.py` executes it on Spark.
+
+Columns: a relation's stream has columns c0..cN; a valuation has one column `v_<var>` per bound
+variable (plus temporary join-key columns `k<N>`). Expressions are typed AST expressions
+(`ddlog.ast.Expr`) in which a `Var(x)` reads column `v_x`, or `Col(name)` for a raw column.
+
+Operators and their incremental forms:
+- Import (δ₀): a relation of a lower stratum (or an input). Its double delta is the relation's
+  epoch change at iteration 0 and nothing after.
+- Delay (z⁻¹ on the iteration axis): the feedback edge of a recursive relation: its value at
+  (e, i) is that relation's Distinct output at (e, i-1).
+- Select, FlatMap, Union, Negate: linear, applied to the delta as it is.
+- Join, AntiJoin: bilinear; keep traces of both inputs (4-term nested formula).
+- Distinct: keeps the trace of its input (nested distinct formula).
+- GroupBy: only in non-recursive strata; recomputes the groups whose key changed.
+- Output (∫): the relation's value is the sum over iterations and epochs of its input.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ddlog import ast
+from ddlog.types import Type
+
+
+@dataclass(frozen=True)
+class Col:
+    """A raw column reference inside an IR expression."""
+
+    name: str
+    ty: Type
+
+
+IRExpr = Union[ast.Expr, Col]
+
+
+def var_col(name: str) -> str:
+    """The column holding variable `name` in a valuation."""
+    return f"v_{name}"
+
+
+@dataclass
+class Node:
+    id: int
+    schema: tuple[tuple[str, Type], ...]  # output columns
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.schema)
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return ()
+
+    @property
+    def stateful(self) -> bool:
+        return False
+
+
+@dataclass
+class Import(Node):
+    relation: str = ""
+
+
+@dataclass
+class Delay(Node):
+    relation: str = ""
+
+
+@dataclass
+class Select(Node):
+    """filter then compute: keep rows where every filter holds, output `outputs`."""
+
+    input: int = -1
+    filters: list[IRExpr] = field(default_factory=list)
+    outputs: list[tuple[str, IRExpr]] = field(default_factory=list)
+    label: str = ""
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input,)
+
+
+@dataclass
+class FlatMap(Node):
+    """Adds column `column`: one row per element of the collection `expr`."""
+
+    input: int = -1
+    column: str = ""
+    expr: IRExpr | None = None
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input,)
+
+
+@dataclass
+class Union_(Node):
+    sources: list[int] = field(default_factory=list)
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return tuple(self.sources)
+
+
+@dataclass
+class Negate(Node):
+    input: int = -1
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input,)
+
+
+@dataclass
+class Join(Node):
+    """Equi-join (null-safe) on left_keys = right_keys; output = left columns + right_out.
+    No keys is a Cartesian product."""
+
+    left: int = -1
+    right: int = -1
+    left_keys: list[str] = field(default_factory=list)
+    right_keys: list[str] = field(default_factory=list)
+    right_out: list[str] = field(default_factory=list)
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.left, self.right)
+
+    @property
+    def stateful(self) -> bool:
+        return True
+
+
+@dataclass
+class AntiJoin(Node):
+    """left ▷ right = left - semijoin(left, right); `right` is a set (a Distinct)."""
+
+    left: int = -1
+    right: int = -1
+    left_keys: list[str] = field(default_factory=list)
+    right_keys: list[str] = field(default_factory=list)
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.left, self.right)
+
+    @property
+    def stateful(self) -> bool:
+        return True
+
+
+@dataclass
+class Distinct(Node):
+    input: int = -1
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input,)
+
+    @property
+    def stateful(self) -> bool:
+        return True
+
+
+@dataclass
+class GroupBy(Node):
+    """Output: the key columns and `column` = Group(key, sorted elements), one row per key.
+    A group's elements are `elem` over the distinct valuations of the input with that key."""
+
+    input: int = -1
+    keys: list[str] = field(default_factory=list)
+    elem: IRExpr | None = None
+    column: str = ""
+    key_type: Type | None = None
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input,)
+
+    @property
+    def stateful(self) -> bool:
+        return True
+
+
+@dataclass
+class Output(Node):
+    """∫: the relation's value is the integral of this stream (a Distinct, or a GroupBy)."""
+
+    input: int = -1
+    relation: str = ""
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (self.input,)
+
+
+@dataclass
+class Circuit:
+    stratum: int
+    relations: tuple[str, ...]
+    recursive: bool
+    nodes: list[Node]
+    outputs: dict[str, int]  # relation -> its Output node
+    delays: dict[str, int] = field(default_factory=dict)  # relation -> Distinct feeding its Delay
+
+    def node(self, nid: int) -> Node:
+        return self.nodes[nid]
+
+    def consumers(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {n.id: [] for n in self.nodes}
+        for n in self.nodes:
+            for i in n.inputs:
+                out[i].append(n.id)
+        return out

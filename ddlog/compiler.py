@@ -1,0 +1,280 @@
+"""Compiles strata of normalised rules into circuits (ddlog/circuit.py), one rule body term at a
+time, left to right, as 003_… §"Compiling Datalog programs to circuits" describes:
+
+- a relation atom joins the valuation with the relation on the variables they share (a
+  Cartesian product when none, an intersection when all); constants, expressions and repeated
+  variables in the atom become filters or join keys;
+- `not R(..)` is an antijoin with distinct(π_keys(R));
+- a predicate is a filter, `var v = e` a map, `var v = FlatMap(e)` a flatmap;
+- `var g = e.group_by(k)` a GroupBy (last term: see ddlog/normalize.py);
+- the head is a projection; the rules of one relation are summed and passed through distinct.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlog import ast
+from ddlog.checked import CheckedProgram, RelationInfo
+from ddlog.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
+                           IRExpr, Join, Node, Output, Select, Union_, var_col)
+from ddlog.normalize import UNIT, group_key_type, normalize
+from ddlog.types import TGroup, TSet, TVec, Type
+from strata import Stratum, stratify_rules
+
+
+@dataclass
+class CompiledProgram:
+    program: CheckedProgram
+    relations: dict[str, RelationInfo]  # declared + internal (group relations, __unit)
+    strata: list[Stratum]
+    circuits: list[Circuit]  # one per stratum that has rules, in evaluation order
+
+
+def free_vars(e: IRExpr) -> set[str]:
+    """Variables an expression reads (lambda parameters and pattern variables excluded)."""
+    out: set[str] = set()
+
+    def walk(x, bound: frozenset[str]) -> None:
+        if isinstance(x, ast.Var):
+            if x.name not in bound:
+                out.add(x.name)
+        elif isinstance(x, ast.Lambda):
+            walk(x.body, bound | {x.param})
+        elif isinstance(x, ast.MatchExpr):
+            walk(x.scrutinee, bound)
+            for arm in x.arms:
+                walk(arm.body, bound | pattern_vars(arm.pattern))
+        elif isinstance(x, ast.Interp):
+            for p in x.parts:
+                if not isinstance(p, str):
+                    walk(p, bound)
+        elif isinstance(x, ast.StructLit):
+            for _, v in x.fields:
+                walk(v, bound)
+        elif isinstance(x, (ast.BinOp,)):
+            walk(x.left, bound)
+            walk(x.right, bound)
+        elif isinstance(x, ast.UnOp):
+            walk(x.operand, bound)
+        elif isinstance(x, ast.Call):
+            for a in x.args:
+                walk(a, bound)
+        elif isinstance(x, ast.FieldAccess):
+            walk(x.expr, bound)
+        elif isinstance(x, (ast.TupleLit, ast.VecLit)):
+            for a in x.items:
+                walk(a, bound)
+        elif isinstance(x, ast.IfExpr):
+            walk(x.cond, bound)
+            walk(x.then, bound)
+            walk(x.other, bound)
+        elif isinstance(x, ast.Cast):
+            walk(x.expr, bound)
+
+    walk(e, frozenset())
+    return out
+
+
+def pattern_vars(p: ast.Pattern) -> frozenset[str]:
+    if isinstance(p, ast.PVar):
+        return frozenset({p.name})
+    if isinstance(p, ast.PTuple):
+        return frozenset().union(*(pattern_vars(q) for q in p.items)) if p.items else frozenset()
+    if isinstance(p, ast.PCtor):
+        return frozenset().union(*(pattern_vars(q) for _, q in p.fields)) if p.fields \
+            else frozenset()
+    return frozenset()
+
+
+def _eq(a: IRExpr, b: IRExpr, ty: Type, span) -> ast.BinOp:
+    from ddlog.types import BOOL
+    return ast.BinOp("==", a, b, span, ty=BOOL)
+
+
+class _Builder:
+    """Builds one stratum's circuit."""
+
+    def __init__(self, stratum: Stratum, relations: dict[str, RelationInfo]):
+        self.stratum = stratum
+        self.relations = relations
+        self.nodes: list[Node] = []
+        self.sources: dict[str, int] = {}
+        self.keys = 0
+
+    def add(self, cls, schema, **kw) -> int:
+        node = cls(id=len(self.nodes), schema=tuple(schema), **kw)
+        self.nodes.append(node)
+        return node.id
+
+    def schema(self, nid: int) -> tuple[tuple[str, Type], ...]:
+        return self.nodes[nid].schema
+
+    def source(self, rel: str) -> int:
+        if rel not in self.sources:
+            info = self.relations[rel]
+            schema = [(f"c{k}", t) for k, t in enumerate(info.column_types)]
+            cls = Delay if (self.stratum.recursive and rel in self.stratum.relations) else Import
+            self.sources[rel] = self.add(cls, schema, relation=rel)
+        return self.sources[rel]
+
+    def fresh_key(self) -> str:
+        self.keys += 1
+        return f"k{self.keys}"
+
+    # -- body terms ------------------------------------------------------------------------
+
+    def atom_side(self, atom: ast.Atom, bound: dict[str, Type]):
+        """The relation side of an atom: a Select over the source that filters constants and
+        repeated variables and names columns; plus the join keys (left exprs, right columns)."""
+        src = self.source(atom.relation)
+        types = self.relations[atom.relation].column_types
+        filters: list[IRExpr] = []
+        outputs: list[tuple[str, IRExpr]] = []
+        fresh: dict[str, Col] = {}
+        left_keys: list[tuple[str, IRExpr]] = []
+        right_keys: list[str] = []
+        for k, arg in enumerate(atom.args):
+            c = Col(f"c{k}", types[k])
+            if isinstance(arg, ast.Wildcard):
+                continue
+            if isinstance(arg, ast.Var) and arg.name not in bound:
+                if arg.name in fresh:
+                    filters.append(_eq(c, fresh[arg.name], types[k], arg.span))
+                else:
+                    fresh[arg.name] = c
+                    outputs.append((var_col(arg.name), c))
+                continue
+            fv = free_vars(arg)
+            if not fv:
+                filters.append(_eq(c, arg, types[k], arg.span))
+            else:  # a bound variable, or an expression over bound variables: a join key
+                key = self.fresh_key()
+                right_keys.append(key)
+                outputs.append((key, c))
+                left_keys.append((key, arg))
+        return src, filters, outputs, fresh, left_keys, right_keys
+
+    def with_keys(self, cur: int, left_keys: list[tuple[str, IRExpr]]) -> tuple[int, list[str]]:
+        """Left join-key columns: a bound variable's own column, or a computed one."""
+        names: list[str] = []
+        extra: list[tuple[str, IRExpr]] = []
+        for key, e in left_keys:
+            if isinstance(e, ast.Var):
+                names.append(var_col(e.name))
+            else:
+                names.append(key)
+                extra.append((key, e))
+        if extra:
+            schema = list(self.schema(cur)) + [(k, e.ty) for k, e in extra]
+            identity = [(n, Col(n, t)) for n, t in self.schema(cur)]
+            cur = self.add(Select, schema, input=cur, outputs=identity + extra, label="join keys")
+        return cur, names
+
+    def positive(self, cur: int | None, atom: ast.Atom, bound: dict[str, Type]) -> int:
+        src, filters, outputs, fresh, left_keys, right_keys = self.atom_side(atom, bound)
+        rschema = [(n, e.ty) for n, e in outputs]
+        right = self.add(Select, rschema, input=src, filters=filters, outputs=outputs,
+                         label=atom.relation)
+        for name, c in fresh.items():
+            bound[name] = c.ty
+        if cur is None:
+            return right
+        cur_l, lnames = self.with_keys(cur, left_keys)
+        out_cols = [n for n, _ in rschema if n not in right_keys]
+        schema = [s for s in self.schema(cur)] + [(n, t) for n, t in rschema if n in out_cols]
+        return self.add(Join, schema, left=cur_l, right=right, left_keys=lnames,
+                        right_keys=right_keys, right_out=out_cols)
+
+    def negative(self, cur: int, atom: ast.Atom, bound: dict[str, Type]) -> int:
+        src, filters, outputs, fresh, left_keys, right_keys = self.atom_side(atom, bound)
+        # Fresh variables cannot occur in `not` (the type checker rejects them); a repeated
+        # wildcard-like fresh var would be a filter only.
+        outputs = [(n, e) for n, e in outputs if n in right_keys]
+        rschema = [(n, e.ty) for n, e in outputs]
+        proj = self.add(Select, rschema, input=src, filters=filters, outputs=outputs,
+                        label=f"π {atom.relation}")
+        right = self.add(Distinct, rschema, input=proj)
+        cur_l, lnames = self.with_keys(cur, left_keys)
+        return self.add(AntiJoin, self.schema(cur), left=cur_l, right=right, left_keys=lnames,
+                        right_keys=right_keys)
+
+    def unit(self) -> int:
+        return self.add(Select, [], input=self.source(UNIT), outputs=[], label="()")
+
+    def rule(self, rule: ast.Rule) -> int:
+        bound: dict[str, Type] = {}
+        cur: int | None = None
+        for item in rule.body:
+            if isinstance(item, ast.BodyAtom) and not item.negated:
+                cur = self.positive(cur, item.atom, bound)
+                continue
+            if cur is None:
+                cur = self.unit()
+            identity = [(n, Col(n, t)) for n, t in self.schema(cur)]
+            if isinstance(item, ast.BodyAtom):
+                cur = self.negative(cur, item.atom, bound)
+            elif isinstance(item, ast.BodyCond):
+                cur = self.add(Select, self.schema(cur), input=cur, filters=[item.expr],
+                               outputs=identity, label="filter")
+            elif isinstance(item, ast.BodyAssign):
+                bound[item.var] = item.expr.ty
+                cur = self.add(Select, list(self.schema(cur)) + [(var_col(item.var),
+                                                                   item.expr.ty)],
+                               input=cur, outputs=identity + [(var_col(item.var), item.expr)],
+                               label=f"var {item.var}")
+            elif isinstance(item, ast.BodyFlatMap):
+                t = item.expr.ty
+                elem = t.elem if isinstance(t, (TVec, TSet)) else t
+                bound[item.var] = elem
+                cur = self.add(FlatMap, list(self.schema(cur)) + [(var_col(item.var), elem)],
+                               input=cur, column=var_col(item.var), expr=item.expr)
+            elif isinstance(item, ast.BodyGroupBy):
+                key_t = group_key_type(item.keys)
+                g_t = TGroup(key_t, item.expr.ty)
+                keys = [var_col(k.name) for k in item.keys]
+                schema = [(var_col(k.name), k.ty) for k in item.keys] + [(var_col(item.var),
+                                                                         g_t)]
+                bound.clear()
+                for k in item.keys:
+                    bound[k.name] = k.ty
+                bound[item.var] = g_t
+                cur = self.add(GroupBy, schema, input=cur, keys=keys, elem=item.expr,
+                               column=var_col(item.var), key_type=key_t)
+            else:  # pragma: no cover - the parser produces no other items
+                raise TypeError(item)
+        if cur is None:
+            cur = self.unit()
+        info = self.relations[rule.head.relation]
+        outputs = [(f"c{k}", e) for k, e in enumerate(rule.head.args)]
+        schema = [(f"c{k}", t) for k, t in enumerate(info.column_types)]
+        return self.add(Select, schema, input=cur, outputs=outputs,
+                        label=f"head {rule.head.relation}")
+
+    def build(self) -> Circuit:
+        heads: dict[str, list[int]] = {r: [] for r in self.stratum.relations}
+        for rule in self.stratum.rules:
+            heads[rule.head.relation].append(self.rule(rule))
+        outputs: dict[str, int] = {}
+        delays: dict[str, int] = {}
+        for rel in self.stratum.relations:
+            info = self.relations[rel]
+            schema = [(f"c{k}", t) for k, t in enumerate(info.column_types)]
+            ins = heads[rel]
+            if not ins:
+                continue
+            # A group relation's single rule ends in a GroupBy, which already emits a set.
+            grouped = (len(ins) == 1 and isinstance(self.nodes[self.nodes[ins[0]].input],
+                                                    GroupBy))
+            u = ins[0] if len(ins) == 1 else self.add(Union_, schema, sources=ins)
+            d = u if grouped else self.add(Distinct, schema, input=u)
+            outputs[rel] = self.add(Output, schema, input=d, relation=rel)
+            delays[rel] = d
+        return Circuit(self.stratum.index, self.stratum.relations, self.stratum.recursive,
+                       self.nodes, outputs, delays)
+
+
+def compile_program(program: CheckedProgram) -> CompiledProgram:
+    relations, rules = normalize(program)
+    strata = stratify_rules(list(relations), rules, program.file, program.source)
+    circuits = [_Builder(s, relations).build() for s in strata if s.rules]
+    return CompiledProgram(program, relations, strata, circuits)

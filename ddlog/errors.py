@@ -1,0 +1,71 @@
+"""Source spans and the errors that carry them.
+
+Every user-facing error of the front end (and of the command language) is a `DDlogError` with a
+`Span`; `format()` renders `file:line:col: message`, the offending line and a caret, which is what
+the CLI prints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Span:
+    """A region of a source text; lines and columns are 1-based, `end_*` point past the end."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NO_SPAN = Span("<builtin>", 0, 0, 0, 0)
+
+
+class DDlogError(Exception):
+    """An error in a program or a command, located in its source text."""
+
+    def __init__(self, message: str, span: Span | None = None, source: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.source = source
+
+    def format(self) -> str:
+        if self.span is None or self.span.line <= 0:
+            return f"error: {self.message}"
+        head = f"{self.span}: error: {self.message}"
+        if not self.source:
+            return head
+        lines = self.source.splitlines()
+        if not 1 <= self.span.line <= len(lines):
+            return head
+        text = lines[self.span.line - 1].expandtabs(1)
+        width = 1
+        if self.span.end_line == self.span.line and self.span.end_col > self.span.col:
+            width = self.span.end_col - self.span.col
+        caret = " " * (self.span.col - 1) + "^" * width
+        return f"{head}\n  {text}\n  {caret}"
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+class ParseError(DDlogError):
+    """The text does not follow the grammar."""
+
+
+class TypeCheckError(DDlogError):
+    """A well-formed program that is ill-typed or refers to unknown names."""
+
+
+class StratificationError(DDlogError):
+    """A relation depends on itself through negation or aggregation."""
+
+
+class EvaluationError(DDlogError):
+    """A run-time failure: non-convergence, division by zero, a malformed update."""

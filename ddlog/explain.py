@@ -1,0 +1,139 @@
+"""Renders circuits as text (`ddlog explain`) and as Graphviz DOT (`--dot`)."""
+from __future__ import annotations
+
+from ddlog import ast
+from ddlog.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
+                           Join, Negate, Node, Output, Select, Union_)
+from ddlog.compiler import CompiledProgram
+
+
+def show_expr(e) -> str:
+    """A compact, readable form of an IR expression."""
+    if isinstance(e, Col):
+        return e.name
+    if isinstance(e, ast.Var):
+        return e.name
+    if isinstance(e, ast.Lit):
+        return repr(e.value) if e.kind == "string" else str(e.value).lower() \
+            if e.kind == "bool" else str(e.value)
+    if isinstance(e, ast.BinOp):
+        return f"({show_expr(e.left)} {e.op} {show_expr(e.right)})"
+    if isinstance(e, ast.UnOp):
+        return f"{e.op} {show_expr(e.operand)}"
+    if isinstance(e, ast.Call):
+        if e.method:
+            return f"{show_expr(e.args[0])}.{e.func}({', '.join(map(show_expr, e.args[1:]))})"
+        return f"{e.func}({', '.join(map(show_expr, e.args))})"
+    if isinstance(e, ast.FieldAccess):
+        return f"{show_expr(e.expr)}.{e.name}"
+    if isinstance(e, ast.TupleLit):
+        return "(" + ", ".join(map(show_expr, e.items)) + ")"
+    if isinstance(e, ast.VecLit):
+        return "[" + ", ".join(map(show_expr, e.items)) + "]"
+    if isinstance(e, ast.Lambda):
+        return f"|{e.param}| {show_expr(e.body)}"
+    if isinstance(e, ast.StructLit):
+        return e.ctor + ("{" + ", ".join(show_expr(v) for _, v in e.fields) + "}"
+                         if e.fields else "")
+    if isinstance(e, ast.Interp):
+        return '"' + "".join(p if isinstance(p, str) else "${" + show_expr(p) + "}"
+                             for p in e.parts) + '"'
+    if isinstance(e, ast.IfExpr):
+        return f"if {show_expr(e.cond)} {show_expr(e.then)} else {show_expr(e.other)}"
+    if isinstance(e, ast.Cast):
+        return f"({show_expr(e.expr)} as {e.ty})"
+    if isinstance(e, ast.MatchExpr):
+        return f"match ({show_expr(e.scrutinee)}) {{..}}"
+    return type(e).__name__
+
+
+def describe(node: Node) -> str:
+    """One line: the operator and its parameters."""
+    if isinstance(node, Import):
+        return f"δ₀ import {node.relation}"
+    if isinstance(node, Delay):
+        return f"z⁻¹ delay {node.relation} (feedback)"
+    if isinstance(node, Select):
+        parts = []
+        if node.filters:
+            parts.append("filter " + " and ".join(show_expr(f) for f in node.filters))
+        parts.append("map " + ", ".join(f"{n}={show_expr(e)}" for n, e in node.outputs))
+        label = f" [{node.label}]" if node.label else ""
+        return f"select{label} " + "; ".join(parts)
+    if isinstance(node, FlatMap):
+        return f"flatmap {node.column} <- {show_expr(node.expr)}"
+    if isinstance(node, Union_):
+        return "union " + ", ".join(f"#{s}" for s in node.sources)
+    if isinstance(node, Negate):
+        return "negate"
+    if isinstance(node, Join):
+        keys = ", ".join(f"{a}={b}" for a, b in zip(node.left_keys, node.right_keys))
+        kind = "join" if keys else "product"
+        return f"{kind} #{node.left} ⋈ #{node.right} on [{keys}] +[{', '.join(node.right_out)}]"
+    if isinstance(node, AntiJoin):
+        keys = ", ".join(f"{a}={b}" for a, b in zip(node.left_keys, node.right_keys))
+        return f"antijoin #{node.left} ▷ #{node.right} on [{keys}]"
+    if isinstance(node, Distinct):
+        return "distinct"
+    if isinstance(node, GroupBy):
+        return f"group_by [{', '.join(node.keys)}] {node.column} <- {show_expr(node.elem)}"
+    if isinstance(node, Output):
+        return f"∫ export {node.relation}"
+    return type(node).__name__
+
+
+def _inputs(node: Node) -> str:
+    return ", ".join(f"#{i}" for i in node.inputs)
+
+
+def explain_text(cp: CompiledProgram) -> str:
+    lines = []
+    for s in cp.strata:
+        kind = "recursive, nested (epoch, iteration)" if s.recursive else "non-recursive"
+        lines.append(f"stratum {s.index}: {', '.join(s.relations)} ({kind})")
+        circuit = next((c for c in cp.circuits if c.stratum == s.index), None)
+        if circuit is None:
+            lines.append("  input (no rules)")
+            continue
+        for node in circuit.nodes:
+            src = f" <- {_inputs(node)}" if node.inputs and not isinstance(
+                node, (Join, AntiJoin, Union_)) else ""
+            cols = ", ".join(node.columns)
+            lines.append(f"  #{node.id:<3} {describe(node)}{src}   ({cols})")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _dot_escape(s: str) -> str:
+    return s.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def explain_dot(cp: CompiledProgram) -> str:
+    out = ["digraph ddlog {", "  rankdir=LR;", "  node [shape=box, fontname=Helvetica];"]
+    for c in cp.circuits:
+        out.append(f"  subgraph cluster_{c.stratum} {{")
+        rec = " (recursive)" if c.recursive else ""
+        out.append(f'    label="stratum {c.stratum}: {_dot_escape(", ".join(c.relations))}'
+                   f'{rec}";')
+        for node in c.nodes:
+            out.append(f'    s{c.stratum}_{node.id} [label="#{node.id} '
+                       f'{_dot_escape(describe(node))}"];')
+        for node in c.nodes:
+            for i in node.inputs:
+                out.append(f"    s{c.stratum}_{i} -> s{c.stratum}_{node.id};")
+        for rel, d in c.delays.items():
+            if c.recursive:
+                for node in c.nodes:
+                    if isinstance(node, Delay) and node.relation == rel:
+                        out.append(f"    s{c.stratum}_{d} -> s{c.stratum}_{node.id} "
+                                   f"[style=dashed, label=\"z⁻¹\"];")
+        out.append("  }")
+    # δ₀ edges between strata: from the producing stratum's export to the import
+    export = {rel: (c.stratum, nid) for c in cp.circuits for rel, nid in c.outputs.items()}
+    for c in cp.circuits:
+        for node in c.nodes:
+            if isinstance(node, Import) and node.relation in export:
+                s, nid = export[node.relation]
+                out.append(f"  s{s}_{nid} -> s{c.stratum}_{node.id} [label=\"δ₀\"];")
+    out.append("}")
+    return "\n".join(out) + "\n"

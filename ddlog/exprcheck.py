@@ -1,0 +1,304 @@
+"""Typing of expressions: fills `ty` on every node and inlines user function calls.
+
+Every method returns the node that takes the place of its argument: usually the same node, but
+an inlined body for a user call, a folded literal for `-1`, or a `key()` call for `g.key`.
+Callers store what they get back (`b.left = self.infer(b.left, ...)`).
+
+Typing is bidirectional in a small way: `hint` is the type the context expects; it only
+decides the type of flexible expressions (untyped numeric literals, `None`, `[]`, see
+tcutil.flexible) and is otherwise ignored; `check` compares the result with what is expected.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ddlog import ast
+from ddlog.builtins import FUNCTIONS, GROUP_METHODS
+from ddlog.errors import Span
+from ddlog.inline import Inliner
+from ddlog.patterns import (check_exhaustive, check_pattern, lookup_ctor, normalize_fields,
+                            option_ctor)
+from ddlog.resolve import Decls
+from ddlog.tc_builtins import type_builtin, type_group_method
+from ddlog.tcutil import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Scope, error,
+                          flexible, mismatch, type_literal)
+from ddlog.types import (BOOL, STRING, TFunc, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
+                         Type, is_numeric, is_scalar)
+
+Validate = Callable[[Type, Span], None]
+
+
+class ExprChecker:
+    def __init__(self, decls: Decls, inliner: Inliner):
+        self.decls = decls
+        self.inliner = inliner
+
+    # -- entry points ---------------------------------------------------------------------------
+
+    def infer(self, e: ast.Expr, sc: Scope, hint: Type | None = None) -> ast.Expr:
+        out = getattr(self, "_" + type(e).__name__)(e, sc, hint)
+        assert out.ty is not None, out
+        return out
+
+    def check(self, e: ast.Expr, sc: Scope, expected: Type, what: str | None = None) -> ast.Expr:
+        span = e.span  # the call site, even when the call is replaced by an inlined body
+        out = self.infer(e, sc, expected)
+        if out.ty != expected:
+            raise mismatch(expected, out.ty, span, what)
+        return out
+
+    def infer_same(self, items: list[tuple[ast.Expr, Scope]], hint: Type | None,
+                   validate: Validate | None = None, what: str | None = None) -> list[ast.Expr]:
+        """Type expressions that must share one type; non-flexible ones first, so that the
+        others (literals) take their type. `validate` vets the first type found."""
+        order = sorted(range(len(items)), key=lambda i: flexible(items[i][0]))
+        out: list[ast.Expr] = [None] * len(items)  # type: ignore[list-item]
+        first = order[0]
+        spans = [e.span for e, _ in items]
+        for i in order:
+            e, sc = items[i]
+            out[i] = self.infer(e, sc, hint if i == first else out[first].ty)
+            if i == first:
+                if validate:
+                    validate(out[i].ty, spans[i])
+            elif out[i].ty != out[first].ty:
+                # Blame the later one in source order, as a reader goes left to right.
+                if i < first:
+                    raise mismatch(out[i].ty, out[first].ty, spans[first], what)
+                raise mismatch(out[first].ty, out[i].ty, spans[i], what)
+        return out
+
+    # -- leaves ---------------------------------------------------------------------------------
+
+    def _Var(self, e: ast.Var, sc: Scope, hint):
+        if e.name not in sc.vars:
+            raise error(sc.unbound(e.name), e.span)
+        e.ty = sc.vars[e.name]
+        return e
+
+    def _Wildcard(self, e: ast.Wildcard, sc, hint):
+        raise error("'_' is only allowed as an argument of a body atom or in a pattern", e.span)
+
+    def _Lit(self, e: ast.Lit, sc, hint):
+        type_literal(e, hint)
+        return e
+
+    def _Lambda(self, e: ast.Lambda, sc, hint):
+        raise error("a lambda is only allowed as the argument of the group methods sum_of, "
+                    "arg_min and arg_max", e.span)
+
+    def _Interp(self, e: ast.Interp, sc, hint):
+        for i, part in enumerate(e.parts):
+            if isinstance(part, str):
+                continue
+            span = part.span
+            e.parts[i] = part = self.infer(part, sc)
+            if not is_scalar(part.ty):
+                raise error(f"cannot interpolate a value of type {part.ty}: expected bool, "
+                            "an integer, a float or string", span)
+        e.ty = STRING
+        return e
+
+    # -- operators ------------------------------------------------------------------------------
+
+    def _UnOp(self, e: ast.UnOp, sc: Scope, hint):
+        opnd = e.operand
+        if e.op == "-" and isinstance(opnd, ast.Lit) and opnd.kind in ("int", "float") \
+                and opnd.width is None:
+            # Fold `-5` into one literal so the range check sees the negative value.
+            lit = ast.Lit(-opnd.value, opnd.kind, e.span)
+            type_literal(lit, hint)
+            return lit
+        if e.op == "not":
+            e.operand = self.check(opnd, sc, BOOL, "operand of 'not'")
+        else:
+            e.operand = self.infer(opnd, sc, hint)
+            t = e.operand.ty
+            ok = is_numeric(t) if e.op == "-" else isinstance(t, TInt)
+            if not ok:
+                want = "a number" if e.op == "-" else "an integer"
+                raise error(f"operator '{e.op}' expects {want}, found {t}", opnd.span)
+        e.ty = e.operand.ty
+        return e
+
+    def _BinOp(self, e: ast.BinOp, sc: Scope, hint):
+        op = e.op
+        what = f"operands of '{op}'"
+        if op in BOOL_OPS:
+            e.left = self.check(e.left, sc, BOOL, what)
+            e.right = self.check(e.right, sc, BOOL, what)
+            e.ty = BOOL
+            return e
+        if op in SHIFT_OPS:
+            lspan, rspan = e.left.span, e.right.span
+            e.left = self.infer(e.left, sc, hint if isinstance(hint, TInt) else None)
+            _want(op, "an integer", isinstance(e.left.ty, TInt), e.left.ty, lspan)
+            e.right = self.infer(e.right, sc, e.left.ty)
+            _want(op, "an integer shift amount", isinstance(e.right.ty, TInt), e.right.ty, rspan)
+            e.ty = e.left.ty
+            return e
+        if op in CMP_OPS:
+            def validate(t: Type, span: Span) -> None:
+                _want(op, "comparable values", not isinstance(t, TFunc), t, span)
+            e.left, e.right = self.infer_same([(e.left, sc), (e.right, sc)], None, validate, what)
+            e.ty = BOOL
+            return e
+        if op in ARITH_OPS:
+            def validate(t: Type, span: Span) -> None:
+                extra = " (use ++ to concatenate strings)" if t == STRING and op == "+" else ""
+                _want(op, "numbers", is_numeric(t), t, span, extra)
+            h = hint if is_numeric(hint) else None
+        elif op in BIT_OPS:
+            def validate(t: Type, span: Span) -> None:
+                _want(op, "integers", isinstance(t, TInt), t, span)
+            h = hint if isinstance(hint, TInt) else None
+        elif op == "++":
+            def validate(t: Type, span: Span) -> None:
+                _want(op, "strings or Vecs", t == STRING or isinstance(t, TVec), t, span)
+            h = hint
+        else:
+            raise error(f"unknown operator '{op}'", e.span)
+        e.left, e.right = self.infer_same([(e.left, sc), (e.right, sc)], h, validate, what)
+        e.ty = e.left.ty
+        return e
+
+    def _Cast(self, e: ast.Cast, sc: Scope, hint):
+        target = self.decls.resolve(e.target)
+        e.expr = self.infer(e.expr, sc)
+        src = e.expr.ty
+        if src != target and not (is_numeric(src) and is_numeric(target)):
+            raise error(f"cannot cast {src} to {target}: casts are only between numeric types",
+                        e.span)
+        e.ty = target
+        return e
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def _Call(self, e: ast.Call, sc: Scope, hint):
+        f = self.decls.functions.get(e.func)
+        if f is not None:
+            return self._user_call(e, f, sc)
+        n = len(e.args)
+        # min/max are both two-argument functions and group methods: the count decides.
+        is_group = e.func in GROUP_METHODS and (e.func not in FUNCTIONS
+                                                or n == 1 + GROUP_METHODS[e.func])
+        if is_group:
+            e.ty = type_group_method(self, e, sc, hint)
+            return e
+        if e.func in FUNCTIONS:
+            e.ty = type_builtin(self, e, sc, hint)
+            return e
+        raise error(f"unknown function '{e.func}'", e.span)
+
+    def _user_call(self, e: ast.Call, f, sc: Scope) -> ast.Expr:
+        sig = ", ".join(f"{n}: {t}" for n, t in f.params)
+        if len(e.args) != len(f.params):
+            raise error(f"function '{e.func}' expects {len(f.params)} argument"
+                        f"{'' if len(f.params) == 1 else 's'} ({sig}), found {len(e.args)}",
+                        e.span)
+        args = [self.check(a, sc, t, f"argument '{n}' of function '{e.func}'")
+                for a, (n, t) in zip(e.args, f.params)]
+        assert f.body is not None, f"function {e.func} used before it was checked"
+        return self.inliner.inline(f.body, [n for n, _ in f.params], args)
+
+    def _FieldAccess(self, e: ast.FieldAccess, sc: Scope, hint):
+        e.expr = self.infer(e.expr, sc)
+        t = e.expr.ty
+        if isinstance(t, TGroup) and e.name == "key":
+            # `g.key` reads like a field; it is the group method `key()`.
+            return self._Call(ast.Call("key", [e.expr], e.span, method=True), sc, hint)
+        if isinstance(t, TTuple) and e.name.isdigit():
+            i = int(e.name)
+            if i >= len(t.items):
+                raise error(f"tuple index {i} out of range for {t} "
+                            f"({len(t.items)} elements)", e.span)
+            e.ty = t.items[i]
+            return e
+        if isinstance(t, TStruct):
+            types = [c.field_type(e.name) for c in t.ctors]
+            if all(ft is None for ft in types):
+                raise error(f"type '{t}' has no field '{e.name}'", e.span)
+            for c, ft in zip(t.ctors, types):
+                if ft is None:
+                    raise error(f"field '{e.name}' is not in every constructor of '{t}' "
+                                f"(constructor '{c.name}' lacks it); use match", e.span)
+                if ft != types[0]:
+                    raise error(f"field '{e.name}' has different types in the constructors "
+                                f"of '{t}'; use match", e.span)
+            e.ty = types[0]
+            return e
+        raise error(f"type {t} has no field '{e.name}'", e.span)
+
+    # -- constructions --------------------------------------------------------------------------
+
+    def _TupleLit(self, e: ast.TupleLit, sc: Scope, hint):
+        hints = hint.items if isinstance(hint, TTuple) and len(hint.items) == len(e.items) \
+            else [None] * len(e.items)
+        e.items = [self.infer(i, sc, h) for i, h in zip(e.items, hints)]
+        e.ty = TTuple(tuple(i.ty for i in e.items))
+        return e
+
+    def _VecLit(self, e: ast.VecLit, sc: Scope, hint):
+        elem = hint.elem if isinstance(hint, (TVec, TSet)) else None
+        if not e.items:
+            if elem is None:
+                raise error("cannot infer the type of an empty vector `[]`", e.span)
+        else:
+            e.items = self.infer_same([(i, sc) for i in e.items], elem, None, "vector elements")
+            elem = e.items[0].ty
+        e.ty = TSet(elem) if isinstance(hint, TSet) else TVec(elem)
+        return e
+
+    def _StructLit(self, e: ast.StructLit, sc: Scope, hint):
+        owner, ctor = lookup_ctor(self.decls, e.ctor, e.span)
+        if owner is None:  # Some / None
+            if e.ctor == "None":
+                if e.fields:
+                    raise error("constructor 'None' has no fields", e.span)
+                if hint is None:
+                    raise error("cannot infer the type of None", e.span)
+                if not isinstance(hint, TOption):
+                    raise error(f"type mismatch: expected {hint}, found None", e.span)
+                e.ty = hint
+                return e
+            inner = hint.elem if isinstance(hint, TOption) else None
+            e.fields = normalize_fields(option_ctor(TOption(BOOL), "Some"), e.fields, e.span,
+                                        None, "constructor")
+            e.fields = [("x", self.infer(e.fields[0][1], sc, inner))]
+            e.ty = TOption(e.fields[0][1].ty)
+            return e
+        e.fields = normalize_fields(ctor, e.fields, e.span, None, "constructor")
+        e.fields = [(n, self.check(x, sc, ft, f"field '{n}' of '{ctor.name}'"))
+                    for (n, x), (_, ft) in zip(e.fields, ctor.fields)]
+        e.ty = owner
+        return e
+
+    def _IfExpr(self, e: ast.IfExpr, sc: Scope, hint):
+        e.cond = self.check(e.cond, sc, BOOL, "condition of 'if'")
+        e.then, e.other = self.infer_same([(e.then, sc), (e.other, sc)], hint, None,
+                                          "both branches of 'if' must have the same type")
+        e.ty = e.then.ty
+        return e
+
+    def _MatchExpr(self, e: ast.MatchExpr, sc: Scope, hint):
+        e.scrutinee = self.infer(e.scrutinee, sc)
+        t = e.scrutinee.ty
+        if not e.arms:
+            raise error("a match needs at least one arm", e.span)
+        scopes = []
+        for arm in e.arms:
+            bound: dict[str, Type] = {}
+            check_pattern(arm.pattern, t, self.decls, bound)
+            scopes.append(sc.extend(bound))
+        bodies = self.infer_same([(a.body, s) for a, s in zip(e.arms, scopes)], hint, None,
+                                 "all arms of 'match' must have the same type")
+        for arm, body in zip(e.arms, bodies):
+            arm.body = body
+        check_exhaustive(e, t)
+        e.ty = bodies[0].ty
+        return e
+
+
+def _want(op: str, what: str, ok: bool, t: Type, span: Span, extra: str = "") -> None:
+    if not ok:
+        raise error(f"operator '{op}' expects {what}, found {t}{extra}", span)

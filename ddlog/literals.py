@@ -1,0 +1,208 @@
+"""Constant expressions -> Python values of a known type (the representation of ddlog/values.py).
+
+Used for the records of the command language and data files: `insert R(1, "a", Some{5})`.
+The parser already folded `-5` into a negative literal; width literals (`8'hff`) must match the
+column type exactly; an integer literal is accepted for a float column. Every mismatch is a
+DDlogError naming the expected type and pointing at the value, e.g. `expected bigint, found
+string "a"`.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any
+
+from ddlog import ast
+from ddlog.checked import RelationInfo
+from ddlog.errors import DDlogError, Span
+from ddlog.types import (TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, TVec,
+                         Type)
+from ddlog.values import Record, canonical_set
+
+# Spark stores bigint as a 64-bit long (DESIGN 5), so a bigint constant must fit in one.
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def value_of(expr: ast.Expr, ty: Type, file: str = "<input>", source: str | None = None) -> Any:
+    """The value of the constant expression `expr` as a value of type `ty`."""
+    return _Converter(file, source).convert(expr, ty)
+
+
+def row_of(atom: ast.Atom, rel: RelationInfo, file: str = "<input>",
+           source: str | None = None) -> tuple:
+    """The row an update's record denotes: `R(1, "a")` (positional, every column) or
+    `R(.b = "a", .a = 1)` (named, every column exactly once, any order)."""
+    conv = _Converter(file, source)
+    if atom.relation != rel.name:
+        raise conv.error(f"expected a record of {rel.name}, found {atom.relation}", atom.span)
+    if atom.names is None:
+        if len(atom.args) != rel.arity:
+            raise conv.error(f"relation {rel.name} has {rel.arity} column(s), found "
+                             f"{len(atom.args)} value(s)", atom.span)
+        return tuple(conv.convert(e, t) for e, t in zip(atom.args, rel.column_types))
+    given = dict(zip(atom.names, atom.args))
+    for name, e in given.items():
+        if name not in rel.column_names:
+            raise conv.error(f"relation {rel.name} has no column '{name}'", e.span)
+    missing = [n for n in rel.column_names if n not in given]
+    if missing:
+        raise conv.error(f"missing column(s) of {rel.name}: {', '.join(missing)}", atom.span)
+    return tuple(conv.convert(given[n], t) for n, t in rel.columns)
+
+
+class _Converter:
+    def __init__(self, file: str, source: str | None):
+        self.file = file
+        self.source = source
+
+    def error(self, message: str, span: Span) -> DDlogError:
+        return DDlogError(message, span, self.source)
+
+    def mismatch(self, expr: ast.Expr, ty: Type) -> DDlogError:
+        return self.error(f"expected {ty}, found {self.describe(expr)}", expr.span)
+
+    def describe(self, e: ast.Expr) -> str:
+        """What the user wrote, for messages: a category and the text."""
+        text = self.text(e)
+        if isinstance(e, ast.Lit):
+            if e.width is not None:
+                kind = f"{'signed' if e.signed else 'bit'}<{e.width}> literal"
+            else:
+                kind = {"int": "integer", "float": "float", "bool": "bool",
+                        "string": "string"}[e.kind]
+        elif isinstance(e, ast.Interp):
+            kind = "interpolated string"
+        elif isinstance(e, ast.TupleLit):
+            kind = "tuple"
+        elif isinstance(e, ast.VecLit):
+            kind = "vector"
+        elif isinstance(e, ast.StructLit):
+            kind = "constructor"
+        elif isinstance(e, ast.Var):
+            kind = "variable"
+        elif isinstance(e, ast.Wildcard):
+            return "'_'"
+        else:
+            kind = "expression"
+        return f"{kind} {text}" if text else kind
+
+    def text(self, e: ast.Expr) -> str:
+        """The source text of `e` (shortened), or a rendering when the source is unknown."""
+        s = e.span
+        if self.source is not None and s.line > 0:
+            lines = self.source.split("\n")
+            if s.end_line <= len(lines):
+                if s.line == s.end_line:
+                    t = lines[s.line - 1][s.col - 1:s.end_col - 1]
+                else:
+                    t = "\n".join([lines[s.line - 1][s.col - 1:],
+                                   *lines[s.line:s.end_line - 1],
+                                   lines[s.end_line - 1][:s.end_col - 1]])
+                return t if len(t) <= 40 else t[:37] + "..."
+        if isinstance(e, ast.Lit):
+            if e.kind == "string":
+                return '"' + str(e.value) + '"'
+            if e.kind == "bool":
+                return "true" if e.value else "false"
+            return str(e.value)
+        if isinstance(e, (ast.Var, ast.StructLit)):
+            return getattr(e, "name", None) or getattr(e, "ctor")
+        return ""
+
+    # -- conversion --
+
+    def convert(self, e: ast.Expr, ty: Type) -> Any:
+        if isinstance(e, ast.UnOp) and e.op == "-" and isinstance(e.operand, ast.Lit) \
+                and e.operand.kind in ("int", "float"):
+            # normally folded by the parser; accept an AST built by other means
+            e = ast.Lit(-e.operand.value, e.operand.kind, e.span, e.operand.width,
+                        e.operand.signed)
+        if isinstance(ty, TBool):
+            if isinstance(e, ast.Lit) and e.kind == "bool":
+                return e.value
+        elif isinstance(ty, TString):
+            if isinstance(e, ast.Lit) and e.kind == "string":
+                return e.value
+        elif isinstance(ty, TInt):
+            if isinstance(e, ast.Lit) and e.kind == "int":
+                return self.integer(e, ty)
+        elif isinstance(ty, TFloat):
+            if isinstance(e, ast.Lit) and e.kind in ("int", "float") and e.width is None:
+                return self.floating(e, ty)
+        elif isinstance(ty, TTuple):
+            if isinstance(e, ast.TupleLit):
+                if len(e.items) != len(ty.items):
+                    raise self.error(f"expected {ty}, found a tuple of {len(e.items)} "
+                                     f"element(s)", e.span)
+                return tuple(self.convert(x, t) for x, t in zip(e.items, ty.items))
+        elif isinstance(ty, TVec):
+            if isinstance(e, ast.VecLit):
+                return tuple(self.convert(x, ty.elem) for x in e.items)
+        elif isinstance(ty, TSet):
+            if isinstance(e, ast.VecLit):
+                return canonical_set(self.convert(x, ty.elem) for x in e.items)
+        elif isinstance(ty, TOption):
+            if isinstance(e, ast.StructLit):
+                return self.option(e, ty)
+        elif isinstance(ty, TStruct):
+            if isinstance(e, ast.StructLit):
+                return self.record(e, ty)
+        else:
+            raise self.error(f"values of type {ty} cannot be written as constants", e.span)
+        raise self.mismatch(e, ty)
+
+    def integer(self, e: ast.Lit, ty: TInt) -> int:
+        v = e.value
+        if e.width is not None and (e.width != ty.width or e.signed != ty.signed):
+            raise self.mismatch(e, ty)
+        if ty.width is None:
+            lo, hi = _LONG_MIN, _LONG_MAX
+        elif ty.signed:
+            lo, hi = -(1 << (ty.width - 1)), (1 << (ty.width - 1)) - 1
+        else:
+            lo, hi = 0, (1 << ty.width) - 1
+        if not lo <= v <= hi:
+            raise self.error(f"{v} is out of range for {ty} ({lo} to {hi})", e.span)
+        return v
+
+    def floating(self, e: ast.Lit, ty: TFloat) -> float:
+        v = float(e.value)
+        if ty.bits == 32 and math.isfinite(v):
+            # round to the nearest float32, as Spark's FloatType stores it
+            try:
+                v = struct.unpack("f", struct.pack("f", v))[0]
+            except OverflowError:
+                v = math.inf
+            if math.isinf(v):
+                raise self.error(f"{self.text(e) or e.value} is out of range for float", e.span)
+        return v
+
+    def option(self, e: ast.StructLit, ty: TOption) -> Any:
+        if e.ctor == "None" and not e.fields:
+            return None
+        if e.ctor == "Some" and len(e.fields) == 1 and e.fields[0][0] in (None, "x"):
+            return self.convert(e.fields[0][1], ty.elem)
+        if e.ctor in ("Some", "None"):
+            raise self.error(f"expected {ty}: write Some{{v}} or None", e.span)
+        raise self.mismatch(e, ty)
+
+    def record(self, e: ast.StructLit, ty: TStruct) -> Record:
+        ctor = ty.ctor(e.ctor)
+        if ctor is None:
+            raise self.error(f"expected {ty}, found constructor {e.ctor} (the constructors of "
+                             f"{ty} are {', '.join(c.name for c in ty.ctors)})", e.span)
+        names = [n for n, _ in e.fields]
+        if all(n is None for n in names):
+            if len(e.fields) != len(ctor.fields):
+                raise self.error(f"constructor {ctor.name} has {len(ctor.fields)} field(s), "
+                                 f"found {len(e.fields)}", e.span)
+            return Record(ctor.name, tuple(self.convert(x, t) for (_, x), (_, t)
+                                           in zip(e.fields, ctor.fields)))
+        given = dict(e.fields)
+        for n, x in e.fields:
+            if ctor.field_type(n) is None:
+                raise self.error(f"constructor {ctor.name} has no field '{n}'", x.span)
+        missing = [n for n, _ in ctor.fields if n not in given]
+        if missing:
+            raise self.error(f"missing field(s) of {ctor.name}: {', '.join(missing)}", e.span)
+        return Record(ctor.name, tuple(self.convert(given[n], t) for n, t in ctor.fields))

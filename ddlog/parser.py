@@ -1,0 +1,711 @@
+"""Text -> AST: `parse_program` and `parse_expr` (DESIGN 2, first arrow).
+
+Three steps:
+1. `mask` blanks what the LALR lexer should not see, keeping every newline and the length of the
+   text so that Lark's positions are positions in the original: comments (`//`, nested `/* */`,
+   or `#` in the command language) and the inside of string interpolations `${...}`. It is also
+   where unterminated comments and strings are reported, at their start.
+2. Lark (grammar/ddlog.lark) builds a tree; its errors become `ParseError`s with readable terminal
+   names.
+3. `Builder` turns the tree into ddlog/ast.py nodes with spans. String tokens are decoded from
+   the original text; each `${e}` is parsed on its own (same machinery, shifted positions).
+   Rule bodies are desugared here: `var c = e.group_by(k).count()` becomes a BodyGroupBy of a fresh
+   `__g<N>` followed by `var c = __g<N>.count()`.
+
+ddlog/commands.py reuses the scanner, the error conversion and the Builder.
+"""
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+from typing import Callable
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
+from lark.parsers.lalr_interactive_parser import InteractiveParser
+
+from ddlog import ast
+from ddlog.errors import DDlogError, ParseError, Span
+from grammar import program_parser
+
+# ---------------------------------------------------------------------------------------------
+# Scanning: strings, interpolations, comments
+
+
+def scan_string(text: str, i: int) -> tuple[int, list[tuple[int, int]]]:
+    """`text[i]` is `"`. Returns the index just past the closing quote and the (start, end) of
+    the body of every `${...}` in the string, or (-1, []) when the string does not end."""
+    n = len(text)
+    j = i + 1
+    interps: list[tuple[int, int]] = []
+    while j < n:
+        c = text[j]
+        if c == "\\":
+            j += 2
+        elif c == '"':
+            return j + 1, interps
+        elif c == "$" and j + 1 < n and text[j + 1] == "{":
+            close = scan_interpolation(text, j + 2)
+            if close < 0:
+                return -1, []
+            interps.append((j + 2, close))
+            j = close + 1
+        else:
+            j += 1
+    return -1, []
+
+
+def scan_interpolation(text: str, i: int) -> int:
+    """`i` is just after `${`: the index of the matching `}` (nested braces, strings and
+    `/* */` comments are skipped), or -1."""
+    depth = 1
+    n = len(text)
+    j = i
+    while j < n:
+        c = text[j]
+        if c == "/" and text.startswith("/*", j):
+            j = _comment_end(text, j)
+            if j < 0:
+                return -1
+            continue
+        if c == '"':
+            j, _ = scan_string(text, j)
+            if j < 0:
+                return -1
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    return -1
+
+
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def _blank(s: str) -> str:
+    return _NOT_NEWLINE.sub(" ", s)
+
+
+def line_col(text: str, i: int) -> tuple[int, int]:
+    """1-based line and column of offset `i`."""
+    line = text.count("\n", 0, i) + 1
+    return line, i - (text.rfind("\n", 0, i) + 1) + 1
+
+
+class Located:
+    """Maps positions in a piece of text to absolute ones: the piece starts at line
+    `line_off + 1`, and its first line at column `col_off + 1` (for interpolations and for
+    statements of the command language, which are parsed on their own)."""
+
+    def __init__(self, file: str, source: str, line_off: int = 0, col_off: int = 0):
+        self.file = file
+        self.source = source
+        self.line_off = line_off
+        self.col_off = col_off
+
+    def pos(self, line: int, col: int) -> tuple[int, int]:
+        return line + self.line_off, col + (self.col_off if line == 1 else 0)
+
+    def span(self, line: int, col: int, end_line: int, end_col: int) -> Span:
+        l1, c1 = self.pos(line, col)
+        l2, c2 = self.pos(end_line, end_col)
+        return Span(self.file, l1, c1, l2, c2)
+
+    def span_at(self, text: str, i: int, j: int | None = None) -> Span:
+        """The span of `text[i:j]` (one character when `j` is None)."""
+        l1, c1 = line_col(text, i)
+        l2, c2 = line_col(text, i + 1 if j is None else j)
+        return self.span(l1, c1, l2, c2)
+
+    def error(self, message: str, span: Span) -> ParseError:
+        return ParseError(message, span, self.source)
+
+
+def mask(text: str, loc: Located, hash_comments: bool = False) -> str:
+    """`text` with comments and interpolation bodies replaced by spaces (newlines kept)."""
+    out: list[str] = []
+    last = 0  # text[last:i] is copied unchanged
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            end, interps = scan_string(text, i)
+            if end < 0:
+                raise loc.error("unterminated string literal", loc.span_at(text, i))
+            for a, b in interps:
+                out.append(text[last:a])
+                out.append(_blank(text[a:b]))
+                last = b
+            i = end
+        elif hash_comments and c == "#" or not hash_comments and text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(text[last:i])
+            out.append(" " * (j - i))
+            i = last = j
+        elif not hash_comments and text.startswith("/*", i):
+            j = _comment_end(text, i)
+            if j < 0:
+                raise loc.error("unterminated comment", loc.span_at(text, i, i + 2))
+            out.append(text[last:i])
+            out.append(_blank(text[i:j]))
+            i = last = j
+        else:
+            i += 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _comment_end(text: str, i: int) -> int:
+    """`text[i:]` starts with `/*`: the index past the matching `*/` (comments nest), or -1."""
+    depth = 0
+    n = len(text)
+    while i < n:
+        if text.startswith("/*", i):
+            depth += 1
+            i += 2
+        elif text.startswith("*/", i):
+            depth -= 1
+            i += 2
+            if depth == 0:
+                return i
+        else:
+            i += 1
+    return -1
+
+
+# ---------------------------------------------------------------------------------------------
+# Lark errors -> ParseError
+
+_LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "FLOAT", "STRING", "TRUE", "FALSE"}
+_READABLE = {"UIDENT": "identifier", "LIDENT": "identifier", "DOT": "'.'", "END_DOT": "'.'",
+             "$END": "end of input", "WILDCARD": "'_'"}
+# Binary and postfix operators: listed as one word after an operand, where all of them fit.
+_OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "LE", "GT", "GE", "BAR", "CARET", "AMP", "SHL",
+              "SHR", "PLUS", "MINUS", "CONCAT", "STAR", "SLASH", "PERCENT", "DOT", "AS"}
+
+
+def _expected(names: set[str], lark: Lark) -> str:
+    strings = {t.name: t.pattern.value for t in lark.terminals if t.pattern.type == "str"}
+    lump = "PLUS" in names
+    found: set[tuple[int, str]] = set()
+    for name in names:
+        if lump and name in _OPERATORS:
+            found.add((3, "operator"))
+        elif name in _READABLE:
+            found.add((0 if _READABLE[name] == "identifier" else 4 if name == "$END" else 2,
+                       _READABLE[name]))
+        elif name in _LITERALS:
+            found.add((1, "literal"))
+        elif name in strings:
+            found.add((2, f"'{strings[name]}'"))
+        elif not name.startswith("__IGNORE"):
+            found.add((2, name.lower()))
+    return ", ".join(text for _, text in sorted(found))
+
+
+def _describe_token(tok: Token, raw: str) -> str:
+    if tok.type == "$END":
+        return "end of input"
+    value = raw[tok.start_pos:tok.end_pos] if tok.start_pos is not None else str(tok)
+    if len(value) > 30:
+        value = value[:27] + "..."
+    if tok.type == "STRING":
+        return f"string {value}"
+    return f"'{value}'"
+
+
+def _acceptable(e: UnexpectedToken) -> set[str]:
+    """The terminals that could really come next. LALR merges look-aheads of states with the
+    same core, so `e.expected` may name tokens that would fail a few reductions later; the
+    interactive parser tries each one."""
+    try:
+        return set(e.interactive_parser.accepts())
+    except Exception:  # no interactive parser (should not happen with LALR): be approximate
+        return set(e.expected)
+
+
+def _acceptable_at(e: UnexpectedCharacters) -> set[str]:
+    """Same as `_acceptable`, for a character no token starts with (`e.allowed` lacks the
+    keywords, which the lexer folds into the identifier terminal)."""
+    try:
+        # `accepts` only needs the parser state and a token factory from the lexer thread
+        return set(InteractiveParser(None, e.state, SimpleNamespace(_Token=Token)).accepts())
+    except Exception:
+        return set(e.allowed or ())
+
+
+def run_lark(lark: Lark, masked: str, raw: str, start: str, loc: Located):
+    """Parse `masked` (whose original is `raw`), turning Lark's exceptions into ParseError."""
+    try:
+        return lark.parse(masked, start=start)
+    except UnexpectedToken as e:
+        tok = e.token
+        if tok.type == "$END":
+            # Lark puts the end token at the last token; point just past it instead.
+            if tok.end_line is not None:
+                span = loc.span(tok.end_line, tok.end_column, tok.end_line, tok.end_column + 1)
+            else:
+                span = loc.span_at(raw, len(raw.rstrip()))
+        else:
+            span = loc.span(tok.line, tok.column, tok.end_line, tok.end_column)
+        message = f"unexpected {_describe_token(tok, raw)}"
+        expected = _expected(_acceptable(e), lark)
+        if expected:
+            message += f", expected one of: {expected}"
+        raise loc.error(message, span) from None
+    except UnexpectedCharacters as e:
+        span = loc.span(e.line, e.column, e.line, e.column + 1)
+        message = f"unexpected character {e.char!r}"
+        expected = _expected(_acceptable_at(e), lark)
+        if expected:
+            message += f", expected one of: {expected}"
+        raise loc.error(message, span) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Tree -> AST
+
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "$": "$", "'": "'",
+            "0": "\0"}
+_WIDTH = re.compile(r"([0-9]+)'(s?)([dhbo])(-?)([0-9a-fA-F_]+)")
+_BASES = {"d": (10, "0123456789"), "h": (16, "0123456789abcdefABCDEF"), "b": (2, "01"),
+          "o": (8, "01234567")}
+
+
+def _strip_none(items: list) -> list:
+    return [x for x in items if x is not None]
+
+
+@v_args(meta=True)
+class Builder(Transformer):
+    """Lark tree -> AST. Every method gets the node's `meta` (positions) and its children."""
+
+    def __init__(self, loc: Located, raw: str):
+        super().__init__(visit_tokens=False)
+        self.loc = loc
+        self.raw = raw  # the unmasked text the tree was parsed from
+        self.fresh = 0  # counter for `__g<N>` variables
+        # method calls `.group_by(..)` not (yet) consumed by a `var v = ...` body item
+        self.stray_group_by: dict[int, ast.Call] = {}
+
+    # -- positions and errors --
+
+    def sp(self, meta) -> Span:
+        return self.loc.span(meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def tsp(self, tok: Token) -> Span:
+        return self.loc.span(tok.line, tok.column, tok.end_line, tok.end_column)
+
+    def fail(self, message: str, span: Span) -> ParseError:
+        return self.loc.error(message, span)
+
+    def check_no_stray_group_by(self) -> None:
+        if self.stray_group_by:
+            call = min(self.stray_group_by.values(),
+                       key=lambda c: (c.span.line, c.span.col))
+            raise self.fail("group_by is only allowed as `var v = e.group_by(k, ..)` in a rule "
+                            "body (optionally followed by one group method)", call.span)
+
+    # -- program and declarations --
+
+    def program(self, meta, ch):
+        return ast.Program(list(ch), self.loc.file, self.loc.source)
+
+    def expr_start(self, meta, ch):
+        return ch[0]
+
+    def type_def_name(self, meta, ch):
+        return str(ch[0])
+
+    def typedef_alias(self, meta, ch):
+        return ast.TypeDef(ch[0], ch[1], None, self.sp(meta))
+
+    def typedef_alias_upper(self, meta, ch):
+        # `typedef T = Name`: an alias of the type Name (a single constructor needs braces)
+        return ast.TypeDef(ch[0], ast.TypeName(str(ch[1]), [], self.tsp(ch[1])), None,
+                           self.sp(meta))
+
+    def typedef_ctors(self, meta, ch):
+        return ast.TypeDef(ch[0], None, ch[1], self.sp(meta))
+
+    def ctor_list(self, meta, ch):
+        return [c for c in ch if isinstance(c, ast.Constructor)]
+
+    def ctor_bare(self, meta, ch):
+        return ast.Constructor(str(ch[0]), [], self.sp(meta))
+
+    def ctor_fields(self, meta, ch):
+        return ast.Constructor(str(ch[0]), _strip_none(ch[1:]), self.sp(meta))
+
+    def field(self, meta, ch):
+        return ast.Field(str(ch[0]), ch[1], self.sp(meta))
+
+    def type_upper(self, meta, ch):
+        return ast.TypeName(str(ch[0]), [], self.sp(meta))
+
+    type_lower = type_upper
+    cast_name = type_upper
+
+    def bits_type(self, meta, ch):
+        kw, _, width, _ = ch
+        if int(width) < 1:
+            raise self.fail("a bit width must be at least 1", self.tsp(width))
+        return ast.BitsType(str(kw) == "signed", int(width), self.sp(meta))
+
+    cast_bits = bits_type
+
+    def generic_name(self, meta, ch):
+        return str(ch[0])
+
+    def generic_type(self, meta, ch):
+        args = [c for c in ch[1:] if not isinstance(c, Token)]
+        return ast.TypeName(ch[0], args, self.sp(meta))
+
+    def tuple_type(self, meta, ch):
+        return ast.TupleType(_strip_none(ch), self.sp(meta))
+
+    def role(self, meta, ch):
+        return str(ch[0])
+
+    def relation_decl(self, meta, ch):
+        role = ch[0] or "internal"
+        return ast.RelationDecl(role, str(ch[1]), _strip_none(ch[2:]), self.sp(meta))
+
+    def function_decl(self, meta, ch):
+        params = [c for c in ch[1:-2] if isinstance(c, ast.Field)]
+        return ast.FunctionDecl(str(ch[0]), params, ch[-2], ch[-1], self.sp(meta))
+
+    # -- rules --
+
+    def fact(self, meta, ch):
+        return ast.Rule(ch[0], [], self.sp(meta))
+
+    def rule(self, meta, ch):
+        body = [item for items in ch[1:-1] for item in items]
+        return ast.Rule(ch[0], body, self.sp(meta))
+
+    def atom(self, meta, ch):
+        name, args = str(ch[0]), ch[1]
+        if args is None:
+            return ast.Atom(name, [], self.sp(meta))
+        kind, items = args
+        if kind == "named":
+            return ast.Atom(name, [it.value for it in items], self.sp(meta),
+                            names=[it.name for it in items])
+        return ast.Atom(name, items, self.sp(meta))
+
+    def positional_args(self, meta, ch):
+        return "positional", _strip_none(ch)
+
+    def named_args(self, meta, ch):
+        items = _strip_none(ch)
+        self._check_unique(items)
+        return "named", items
+
+    def named_arg(self, meta, ch):
+        return _Named(str(ch[1]), ch[2], self.tsp(ch[1]))
+
+    def _check_unique(self, items: list["_Named"]) -> None:
+        seen: set[str] = set()
+        for it in items:
+            if it.name in seen:
+                raise self.fail(f"field '{it.name}' given twice", it.span)
+            seen.add(it.name)
+
+    def body_atom(self, meta, ch):
+        return [ast.BodyAtom(ch[0], False, self.sp(meta))]
+
+    def body_not(self, meta, ch):
+        return [ast.BodyAtom(ch[1], True, self.sp(meta))]
+
+    def body_flatmap(self, meta, ch):
+        return [ast.BodyFlatMap(str(ch[0]), ch[2], self.sp(meta))]
+
+    def body_cond(self, meta, ch):
+        return [ast.BodyCond(ch[0], self.sp(meta))]
+
+    def body_var(self, meta, ch):
+        name, expr, span = str(ch[0]), ch[1], self.sp(meta)
+        if _is_group_by(expr):
+            return [self._group_by(name, expr, span)]
+        if (isinstance(expr, ast.Call) and expr.method and expr.args
+                and _is_group_by(expr.args[0])):
+            # `var c = e.group_by(k).m(..)`: group into a fresh variable, then apply m to it
+            gname = f"__g{self.fresh}"
+            self.fresh += 1
+            grouping = expr.args[0]
+            items: list = [self._group_by(gname, grouping, span)]
+            expr.args[0] = ast.Var(gname, grouping.span)
+            items.append(ast.BodyAssign(name, expr, span))
+            return items
+        return [ast.BodyAssign(name, expr, span)]
+
+    def _group_by(self, var: str, call: ast.Call, span: Span) -> ast.BodyGroupBy:
+        del self.stray_group_by[id(call)]
+        keys = call.args[1:]
+        for k in keys:
+            if not isinstance(k, ast.Var):
+                raise self.fail("group_by keys must be variables", k.span)
+        return ast.BodyGroupBy(var, call.args[0], list(keys), span)
+
+    # -- expressions --
+
+    def if_expr(self, meta, ch):
+        return ast.IfExpr(ch[0], ch[1], ch[2], self.sp(meta))
+
+    def block(self, meta, ch):
+        return ch[0]
+
+    def paren(self, meta, ch):
+        return ch[0]
+
+    def lambda_expr(self, meta, ch):
+        return ast.Lambda(str(ch[1]), ch[3], self.sp(meta))
+
+    def binop(self, meta, ch):
+        return ast.BinOp(str(ch[1]), ch[0], ch[2], self.sp(meta))
+
+    def unop(self, meta, ch):
+        op, operand, span = str(ch[0]), ch[1], self.sp(meta)
+        if (op == "-" and isinstance(operand, ast.Lit) and operand.kind in ("int", "float")
+                and operand.width is None):
+            # `-5` is a negative literal, so constants (patterns, data) need no arithmetic
+            return ast.Lit(-operand.value, operand.kind, span)
+        return ast.UnOp(op, operand, span)
+
+    def cast(self, meta, ch):
+        return ast.Cast(ch[0], ch[1], self.sp(meta))
+
+    def field_access(self, meta, ch):
+        tok = ch[2]
+        name = str(int(tok)) if tok.type == "DEC_INT" else str(tok)
+        return ast.FieldAccess(ch[0], name, self.sp(meta))
+
+    def method_call(self, meta, ch):
+        call = ast.Call(str(ch[2]), [ch[0], *(ch[3] or [])], self.sp(meta), method=True)
+        if call.func == "group_by":
+            self.stray_group_by[id(call)] = call
+        return call
+
+    def args(self, meta, ch):
+        return _strip_none(ch)
+
+    def var(self, meta, ch):
+        return ast.Var(str(ch[0]), self.sp(meta))
+
+    def wildcard(self, meta, ch):
+        return ast.Wildcard(self.sp(meta))
+
+    def bare_ctor(self, meta, ch):
+        return ast.StructLit(str(ch[0]), [], self.sp(meta))
+
+    def call(self, meta, ch):
+        return ast.Call(str(ch[0]), ch[1] or [], self.sp(meta))
+
+    def vec_lit(self, meta, ch):
+        return ast.VecLit(ch[0] or [], self.sp(meta))
+
+    def tuple_lit(self, meta, ch):
+        return ast.TupleLit(_strip_none(ch), self.sp(meta))
+
+    def struct_lit(self, meta, ch):
+        return ast.StructLit(str(ch[0]), ch[1] or [], self.sp(meta))
+
+    def positional_fields(self, meta, ch):
+        return [(None, e) for e in _strip_none(ch)]
+
+    def named_fields(self, meta, ch):
+        items = _strip_none(ch)
+        self._check_unique(items)
+        return [(it.name, it.value) for it in items]
+
+    named_field = named_arg
+
+    def match_expr(self, meta, ch):
+        return ast.MatchExpr(ch[0], _strip_none(ch[1:]), self.sp(meta))
+
+    def match_arm(self, meta, ch):
+        return ast.MatchArm(ch[0], ch[1], self.sp(meta))
+
+    # -- literals --
+
+    def int_lit(self, meta, ch):
+        tok: Token = ch[0]
+        span = self.tsp(tok)
+        text = str(tok)
+        if tok.type == "HEX_INT":
+            return ast.Lit(int(text[2:].replace("_", ""), 16), "int", span)
+        if tok.type == "DEC_INT":
+            return ast.Lit(int(text), "int", span)
+        return self._width_literal(text, span)
+
+    def _width_literal(self, text: str, span: Span) -> ast.Lit:
+        m = _WIDTH.fullmatch(text)
+        width, signed, base = int(m[1]), m[2] == "s", m[3]
+        digits = m[5].replace("_", "")
+        radix, allowed = _BASES[base]
+        if width < 1:
+            raise self.fail("a bit width must be at least 1", span)
+        if not digits or any(c not in allowed for c in digits):
+            raise self.fail(f"invalid digits for a base-{radix} literal: '{m[5]}'", span)
+        value = int(digits, radix)
+        kind = f"{'signed' if signed else 'bit'}<{width}>"
+        if m[4]:  # `8'sd-3`
+            if value > 1 << (width - 1):
+                raise self.fail(f"literal {text} does not fit in {kind}", span)
+            value = -value
+        elif signed and base == "d":
+            if value >= 1 << (width - 1):
+                raise self.fail(f"literal {text} does not fit in {kind}", span)
+        elif value >= 1 << width:
+            raise self.fail(f"literal {text} does not fit in {kind}", span)
+        elif signed and value >= 1 << (width - 1):
+            value -= 1 << width  # hex/binary/octal give the two's complement bit pattern
+        return ast.Lit(value, "int", span, width=width, signed=signed)
+
+    def float_lit(self, meta, ch):
+        return ast.Lit(float(str(ch[0])), "float", self.tsp(ch[0]))
+
+    def bool_lit(self, meta, ch):
+        return ast.Lit(str(ch[0]) == "true", "bool", self.tsp(ch[0]))
+
+    def string_lit(self, meta, ch):
+        return self.decode_string(ch[0])
+
+    def decode_string(self, tok: Token) -> ast.Lit | ast.Interp:
+        raw = self.raw[tok.start_pos:tok.end_pos]
+        line0, col0 = self.loc.pos(tok.line, tok.column)  # absolute position of the quote
+        span = self.tsp(tok)
+
+        def at(k: int) -> tuple[int, int]:
+            """Absolute line and column of raw[k]."""
+            nl = raw.rfind("\n", 0, k)
+            if nl < 0:
+                return line0, col0 + k
+            return line0 + raw.count("\n", 0, k), k - nl
+
+        parts: list = []
+        text: list[str] = []
+        k, end = 1, len(raw) - 1
+        while k < end:
+            c = raw[k]
+            if c == "\\":
+                esc = raw[k + 1]
+                if esc not in _ESCAPES:
+                    l, col = at(k)
+                    raise self.fail(f"unknown escape sequence '\\{esc}'",
+                                    Span(self.loc.file, l, col, l, col + 2))
+                text.append(_ESCAPES[esc])
+                k += 2
+            elif c == "$" and raw.startswith("${", k):
+                close = scan_interpolation(raw, k + 2)
+                body = raw[k + 2:close]
+                l, col = at(k + 2)
+                if not body.strip():
+                    raise self.fail("empty interpolation '${}'",
+                                    Span(self.loc.file, *at(k), *at(close + 1)))
+                if text:
+                    parts.append("".join(text))
+                    text = []
+                sub = Located(self.loc.file, self.loc.source, l - 1, col - 1)
+                parts.append(_parse(body, "expr_start", sub))
+                k = close + 1
+            else:
+                text.append(c)
+                k += 1
+        if not parts:
+            return ast.Lit("".join(text), "string", span)
+        if text:
+            parts.append("".join(text))
+        return ast.Interp(parts, span)
+
+    # -- patterns --
+
+    def p_wild(self, meta, ch):
+        return ast.PWild(self.sp(meta))
+
+    def p_var(self, meta, ch):
+        return ast.PVar(str(ch[0]), self.sp(meta))
+
+    def p_lit(self, meta, ch):
+        lit = ch[0]
+        if isinstance(lit, ast.Interp):
+            raise self.fail("a pattern cannot use string interpolation", lit.span)
+        return ast.PLit(lit, self.sp(meta))
+
+    def p_neg(self, meta, ch):
+        lit = self.float_lit(meta, ch[1:]) if ch[1].type == "FLOAT" else self.int_lit(meta, ch[1:])
+        span = self.sp(meta)
+        return ast.PLit(ast.Lit(-lit.value, lit.kind, span), span)
+
+    def p_tuple(self, meta, ch):
+        return ast.PTuple(_strip_none(ch), self.sp(meta))
+
+    def p_ctor(self, meta, ch):
+        fields = ch[1] if len(ch) > 1 and ch[1] is not None else []
+        return ast.PCtor(str(ch[0]), fields, self.sp(meta))
+
+    def p_positional(self, meta, ch):
+        return [(None, p) for p in _strip_none(ch)]
+
+    def p_named_fields(self, meta, ch):
+        items = _strip_none(ch)
+        self._check_unique(items)
+        return [(it.name, it.value) for it in items]
+
+    p_named = named_arg
+
+
+class _Named:
+    """A `.name = value` item (atom argument, struct field or pattern field) before it is
+    folded into its parent."""
+
+    __slots__ = ("name", "value", "span")
+
+    def __init__(self, name: str, value, span: Span):
+        self.name, self.value, self.span = name, value, span
+
+
+def _is_group_by(e: ast.Expr) -> bool:
+    return isinstance(e, ast.Call) and e.method and e.func == "group_by"
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry points
+
+
+def transform(tree, builder: Builder):
+    """Run the builder, unwrapping the errors Lark wraps in VisitError."""
+    try:
+        return builder.transform(tree)
+    except VisitError as e:
+        if isinstance(e.orig_exc, DDlogError):
+            raise e.orig_exc from None
+        raise
+
+
+def _parse(text: str, start: str, loc: Located,
+           make_builder: Callable[[Located, str], Builder] = Builder,
+           lark: Lark | None = None, hash_comments: bool = False):
+    masked = mask(text, loc, hash_comments)
+    tree = run_lark(lark or program_parser(), masked, text, start, loc)
+    builder = make_builder(loc, text)
+    result = transform(tree, builder)
+    builder.check_no_stray_group_by()
+    return result
+
+
+def parse_program(text: str, file: str = "<input>") -> ast.Program:
+    """Parse a whole `.dl` program. Raises ParseError."""
+    return _parse(text, "program", Located(file, text))
+
+
+def parse_expr(text: str, file: str = "<input>") -> ast.Expr:
+    """Parse a single expression. Raises ParseError."""
+    return _parse(text, "expr_start", Located(file, text))

@@ -1,0 +1,158 @@
+"""Declarations: resolve type syntax to semantic types and collect every named thing.
+
+`resolve_decls(prog)` checks for duplicate declarations, resolves typedefs (aliases and
+constructor types, rejecting alias cycles and recursive types), relation columns and function
+signatures, and returns a `Decls` table that the expression and rule checkers consult.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ddlog import ast
+from ddlog.checked import RelationInfo
+from ddlog.errors import Span
+from ddlog.tcutil import error
+from ddlog.types import (PRIMITIVES, TCtor, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
+                         Type)
+
+# Built-in generic types and how many type arguments each takes.
+GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2}
+OPTION_CTORS = ("Some", "None")
+MAX_WIDTH = 128
+
+
+@dataclass
+class FuncInfo:
+    decl: ast.FunctionDecl
+    params: list[tuple[str, Type]]
+    result: Type
+    # The checked body with user calls already inlined; set by the function checker, read by the
+    # inliner (functions are checked callees first, so a caller always finds it set).
+    body: ast.Expr | None = None
+
+
+@dataclass
+class Decls:
+    types: dict[str, Type] = field(default_factory=dict)  # typedef name -> type
+    ctors: dict[str, tuple[TStruct, TCtor]] = field(default_factory=dict)
+    relations: dict[str, RelationInfo] = field(default_factory=dict)
+    functions: dict[str, FuncInfo] = field(default_factory=dict)
+
+    def resolve(self, te: ast.TypeExpr) -> Type:
+        """Resolve type syntax once all typedefs are known (used for `e as T`)."""
+        return _Resolver({}, self.types).resolve(te)
+
+
+def _unique(items, kind: str, owner: str = "") -> dict:
+    """name -> item, failing on the second declaration of a name."""
+    seen: dict = {}
+    for it in items:
+        if it.name in seen:
+            where = f" in {owner}" if owner else ""
+            raise error(f"duplicate {kind} '{it.name}'{where} "
+                        f"(first declared at {seen[it.name].span})", it.span)
+        seen[it.name] = it
+    return seen
+
+
+class _Resolver:
+    """Resolves type syntax; typedefs on demand, with a stack to detect cycles."""
+
+    def __init__(self, defs: dict[str, ast.TypeDef], done: dict[str, Type]):
+        self.defs = defs
+        self.done = done
+        self.stack: list[str] = []
+
+    def typedef(self, name: str, use: Span) -> Type:
+        if name in self.done:
+            return self.done[name]
+        if name in self.stack:
+            cycle = self.stack[self.stack.index(name):] + [name]
+            path = " -> ".join(cycle)
+            if any(self.defs[n].ctors is not None for n in cycle[:-1]):
+                raise error(f"recursive type '{name}' is not supported ({path})", use)
+            raise error(f"cyclic type alias: {path}", use)
+        self.stack.append(name)
+        d = self.defs[name]
+        if d.ctors is None:
+            t = self.resolve(d.alias)
+        else:
+            t = TStruct(name, tuple(
+                TCtor(c.name, tuple((f.name, self.resolve(f.type)) for f in c.fields))
+                for c in d.ctors))
+        self.stack.pop()
+        self.done[name] = t
+        return t
+
+    def resolve(self, te: ast.TypeExpr) -> Type:
+        if isinstance(te, ast.BitsType):
+            if not 1 <= te.width <= MAX_WIDTH:
+                kind = "signed" if te.signed else "bit"
+                raise error(f"{kind}<N> width must be between 1 and {MAX_WIDTH}, "
+                            f"found {te.width}", te.span)
+            return TInt(te.signed, te.width)
+        if isinstance(te, ast.TupleType):
+            return TTuple(tuple(self.resolve(t) for t in te.items))
+        name, args = te.name, te.args
+        if name in GENERICS:
+            n = GENERICS[name]
+            if len(args) != n:
+                plural = "s" if n > 1 else ""
+                raise error(f"type '{name}' expects {n} type argument{plural}, "
+                            f"found {len(args)}", te.span)
+            ts = [self.resolve(a) for a in args]
+            if name == "Vec":
+                return TVec(ts[0])
+            if name == "Set":
+                return TSet(ts[0])
+            if name == "Option":
+                return TOption(ts[0])
+            return TGroup(ts[0], ts[1])
+        if name in PRIMITIVES or name in self.defs or name in self.done:
+            if args:
+                raise error(f"type '{name}' takes no type arguments, found {len(args)}", te.span)
+            if name in PRIMITIVES:
+                return PRIMITIVES[name]
+            return self.typedef(name, te.span)
+        raise error(f"unknown type '{name}'", te.span)
+
+
+def _check_typedefs(prog: ast.Program) -> dict[str, ast.TypeDef]:
+    defs = _unique(prog.typedefs, "type")
+    for d in defs.values():
+        if d.name in PRIMITIVES or d.name in GENERICS:
+            raise error(f"cannot redefine built-in type '{d.name}'", d.span)
+    ctors: dict[str, ast.Constructor] = {}
+    for d in defs.values():
+        for c in d.ctors or []:
+            if c.name in OPTION_CTORS:
+                raise error(f"constructor '{c.name}' is built in (it belongs to Option)", c.span)
+            if c.name in ctors:
+                raise error(f"duplicate constructor '{c.name}' "
+                            f"(first declared at {ctors[c.name].span})", c.span)
+            ctors[c.name] = c
+            _unique(c.fields, "field", f"constructor '{c.name}'")
+    return defs
+
+
+def resolve_decls(prog: ast.Program) -> Decls:
+    defs = _check_typedefs(prog)
+    decls = Decls()
+    res = _Resolver(defs, decls.types)
+    for name, d in defs.items():
+        res.typedef(name, d.span)
+    for t in decls.types.values():
+        if isinstance(t, TStruct):
+            for c in t.ctors:
+                decls.ctors.setdefault(c.name, (t, c))
+
+    for r in _unique(prog.relations, "relation").values():
+        _unique(r.columns, "column", f"relation '{r.name}'")
+        cols = tuple((c.name, res.resolve(c.type)) for c in r.columns)
+        decls.relations[r.name] = RelationInfo(r.name, r.role, cols, r.span)
+
+    for f in _unique(prog.functions, "function").values():
+        _unique(f.params, "parameter", f"function '{f.name}'")
+        params = [(p.name, res.resolve(p.type)) for p in f.params]
+        decls.functions[f.name] = FuncInfo(f, params, res.resolve(f.result))
+    return decls

@@ -1,0 +1,106 @@
+"""Small helpers shared by the type checker's modules: errors, scopes, literals.
+
+Kept apart so that ddlog/resolve.py, ddlog/patterns.py, ddlog/exprcheck.py and
+ddlog/typecheck.py can all use them without importing each other in a cycle.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ddlog import ast
+from ddlog.errors import Span, TypeCheckError
+from ddlog.types import BIGINT, BOOL, DOUBLE, STRING, TFloat, TInt, Type
+
+# Operator classes of ast.BinOp.
+ARITH_OPS = frozenset({"+", "-", "*", "/", "%"})
+CMP_OPS = frozenset({"==", "!=", "<", "<=", ">", ">="})
+BOOL_OPS = frozenset({"and", "or"})
+BIT_OPS = frozenset({"&", "|", "^"})
+SHIFT_OPS = frozenset({"<<", ">>"})
+
+# Spark stores bigint as a 64-bit long (DESIGN 5), so a bigint literal must fit in one.
+_BIGINT_BITS = 64
+
+
+def error(message: str, span: Span | None) -> TypeCheckError:
+    """The error to raise; check_program attaches the program text before it escapes."""
+    return TypeCheckError(message, span)
+
+
+def mismatch(expected: Type, found: Type, span: Span, what: str | None = None) -> TypeCheckError:
+    suffix = f" ({what})" if what else ""
+    return error(f"type mismatch: expected {expected}, found {found}{suffix}", span)
+
+
+@dataclass
+class Scope:
+    """The variables visible to an expression, and how to word an unknown one.
+
+    `unbound` renders the message for a variable that is not in `vars`: the rule checker words it
+    differently in a head, after a group_by, in a negated atom, or in a function body."""
+
+    vars: dict[str, Type]
+    unbound: Callable[[str], str]
+
+    def extend(self, more: dict[str, Type]) -> "Scope":
+        return Scope({**self.vars, **more}, self.unbound)
+
+
+def check_int_range(value: int, t: TInt, span: Span) -> None:
+    width = t.width if t.width is not None else _BIGINT_BITS
+    signed = t.signed if t.width is not None else True
+    lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+    if not lo <= value <= hi:
+        where = f"{t} (64-bit)" if t.width is None else str(t)
+        raise error(f"literal {value} out of range for {where}", span)
+
+
+def type_literal(lit: ast.Lit, hint: Type | None, span: Span | None = None) -> Type:
+    """Type a literal in place. Untyped integer literals take an integer or float `hint`
+    (an integer literal where a float is expected becomes a float literal), else bigint;
+    float literals take a float `hint`, else double; width literals `32'd1` are fixed."""
+    span = span or lit.span
+    if lit.kind == "bool":
+        t: Type = BOOL
+    elif lit.kind == "string":
+        t = STRING
+    elif lit.kind == "float":
+        t = hint if isinstance(hint, TFloat) else DOUBLE
+    elif lit.width is not None:
+        t = TInt(lit.signed, lit.width)
+        check_int_range(lit.value, t, span)
+    elif isinstance(hint, TFloat):
+        # Rewritten so that value, kind and type agree for the later stages.
+        t = hint
+        lit.value, lit.kind = float(lit.value), "float"
+    else:
+        t = hint if isinstance(hint, TInt) else BIGINT
+        check_int_range(lit.value, t, span)
+    lit.ty = t
+    return t
+
+
+def flexible(e: ast.Expr) -> bool:
+    """Whether the type of `e` depends on the type its context expects (an untyped numeric
+    literal, `None`, `[]`, ...). Operands that must share a type are typed non-flexible first, so
+    the literal in `1 + x` takes the type of `x`."""
+    if isinstance(e, ast.Lit):
+        return e.kind in ("int", "float") and e.width is None
+    if isinstance(e, ast.UnOp):
+        return e.op in ("-", "~") and flexible(e.operand)
+    if isinstance(e, ast.BinOp):
+        return e.op in ARITH_OPS | BIT_OPS and flexible(e.left) and flexible(e.right)
+    if isinstance(e, ast.StructLit):
+        if e.ctor == "None":
+            return True
+        return e.ctor == "Some" and len(e.fields) == 1 and flexible(e.fields[0][1])
+    if isinstance(e, ast.VecLit):
+        return all(flexible(i) for i in e.items)
+    if isinstance(e, ast.TupleLit):
+        return any(flexible(i) for i in e.items)
+    if isinstance(e, ast.IfExpr):
+        return flexible(e.then) and flexible(e.other)
+    if isinstance(e, ast.MatchExpr):
+        return all(flexible(a.body) for a in e.arms)
+    return False

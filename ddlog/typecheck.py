@@ -1,0 +1,222 @@
+"""The type checker: `check_program(ast.Program) -> CheckedProgram`.
+
+Order of work: declarations (ddlog/resolve.py), then functions callees first (rejecting
+recursion; each body is checked once and its own calls inlined), then rules. A rule body is
+checked left to right with an environment `variable -> type` (see DESIGN 4.1): positive atoms
+bind fresh variables, `not` needs bound ones, `var v = e` / `FlatMap` add one variable and
+`group_by` replaces the environment by its keys and the group. The head is checked last,
+against the relation's column types, over the final environment.
+
+The first error raises `TypeCheckError(message, span, prog.source)`.
+"""
+from __future__ import annotations
+
+from ddlog import ast
+from ddlog.checked import CheckedProgram, RelationInfo
+from ddlog.errors import TypeCheckError
+from ddlog.exprcheck import ExprChecker
+from ddlog.inline import Inliner, iter_nodes
+from ddlog.resolve import Decls, FuncInfo, resolve_decls
+from ddlog.tcutil import Scope, error, mismatch
+from ddlog.types import BOOL, TGroup, TSet, TTuple, TVec, Type
+
+
+def check_program(prog: ast.Program) -> CheckedProgram:
+    try:
+        decls = resolve_decls(prog)
+        ck = ExprChecker(decls, Inliner())
+        for f in function_order(decls):
+            check_function(ck, f)
+        rules = [RuleChecker(ck, rule).check() for rule in prog.rules]
+    except TypeCheckError as e:
+        if e.source is None:
+            e.source = prog.source
+        raise
+    return CheckedProgram(prog, decls.relations, decls.types, rules)
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions
+
+
+def function_order(decls: Decls) -> list[FuncInfo]:
+    """User functions, each after the functions it calls; an error on (mutual) recursion,
+    located at the call that closes the cycle."""
+    calls = {name: [n for n in iter_nodes(f.decl.body)
+                    if isinstance(n, ast.Call) and n.func in decls.functions]
+             for name, f in decls.functions.items()}
+    order: list[FuncInfo] = []
+    state: dict[str, str] = {}  # name -> 'active' | 'done'
+    path: list[str] = []
+
+    def visit(name: str) -> None:
+        state[name] = "active"
+        path.append(name)
+        for call in calls[name]:
+            if state.get(call.func) == "active":
+                cycle = " -> ".join(path[path.index(call.func):] + [call.func])
+                raise error(f"recursive function '{call.func}' ({cycle}): recursive functions "
+                            "are not supported", call.span)
+            if call.func not in state:
+                visit(call.func)
+        path.pop()
+        state[name] = "done"
+        order.append(decls.functions[name])
+
+    for name in decls.functions:
+        if name not in state:
+            visit(name)
+    return order
+
+
+def check_function(ck: ExprChecker, f: FuncInfo) -> None:
+    name = f.decl.name
+    sc = Scope(dict(f.params), lambda v: f"unknown variable '{v}' in function '{name}'")
+    f.decl.body = ck.check(f.decl.body, sc, f.result, f"result of function '{name}'")
+    f.body = f.decl.body
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules
+
+
+def _bound_first(v: str) -> str:
+    return f"unbound variable '{v}': it must be bound by an earlier term"
+
+
+class RuleChecker:
+    def __init__(self, ck: ExprChecker, rule: ast.Rule):
+        self.ck = ck
+        self.rule = rule
+        self.env: dict[str, Type] = {}
+        self.dropped: set[str] = set()  # variables that a group_by took out of scope
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def scope(self, unbound=None, env: dict[str, Type] | None = None) -> Scope:
+        def message(v: str) -> str:
+            if v in self.dropped:
+                # `__g<N>` variables come from the parser's desugaring, not from the user.
+                kept = ", ".join(f"'{k}'" for k in self.env if not k.startswith("__")) \
+                    or "nothing"
+                return f"variable '{v}' is no longer bound after group_by (only {kept} are)"
+            return (unbound or _bound_first)(v)
+        return Scope(self.env if env is None else env, message)
+
+    def relation(self, atom: ast.Atom) -> RelationInfo:
+        rel = self.ck.decls.relations.get(atom.relation)
+        if rel is None:
+            raise error(f"unknown relation '{atom.relation}'", atom.span)
+        return rel
+
+    def positional(self, atom: ast.Atom, rel: RelationInfo, head: bool) -> None:
+        """Turn `R(.col = e)` into positional arguments, `_` for the columns not given; check
+        the argument count."""
+        if atom.names is None:
+            if len(atom.args) != rel.arity:
+                raise error(f"relation '{rel.name}' expects {rel.arity} argument"
+                            f"{'' if rel.arity == 1 else 's'}, found {len(atom.args)}",
+                            atom.span)
+            return
+        slots: list[ast.Expr | None] = [None] * rel.arity
+        for name, arg in zip(atom.names, atom.args):
+            if name not in rel.column_names:
+                raise error(f"relation '{rel.name}' has no column '{name}'", arg.span)
+            i = rel.column_names.index(name)
+            if slots[i] is not None:
+                raise error(f"column '{name}' of '{rel.name}' is given twice", arg.span)
+            slots[i] = arg
+        for i, s in enumerate(slots):
+            if s is None:
+                if head:
+                    raise error(f"missing column '{rel.column_names[i]}' of '{rel.name}' in "
+                                "rule head", atom.span)
+                slots[i] = ast.Wildcard(atom.span)
+        atom.args, atom.names = slots, None
+
+    # -- the rule -------------------------------------------------------------------------------
+
+    def check(self) -> ast.Rule:
+        for item in self.rule.body:
+            getattr(self, "_" + type(item).__name__)(item)
+        self.head(self.rule.head)
+        return self.rule
+
+    def head(self, atom: ast.Atom) -> None:
+        rel = self.relation(atom)
+        if rel.role == "input":
+            raise error(f"cannot derive input relation '{rel.name}'", atom.span)
+        self.positional(atom, rel, head=True)
+        sc = self.scope(lambda v: f"unbound variable '{v}' in rule head")
+        for i, (arg, (col, t)) in enumerate(zip(atom.args, rel.columns)):
+            if isinstance(arg, ast.Wildcard):
+                raise error("'_' is not allowed in a rule head: every column needs a value",
+                            arg.span)
+            atom.args[i] = self.ck.check(arg, sc, t, f"column '{col}' of '{rel.name}'")
+
+    def _BodyAtom(self, item: ast.BodyAtom) -> None:
+        atom = item.atom
+        rel = self.relation(atom)
+        self.positional(atom, rel, head=False)
+        # Expressions in an atom see only the variables bound before it (the compiler evaluates
+        # them on the left side of the join); a fresh variable binds at the end of the atom.
+        before = dict(self.env)
+        if item.negated:
+            sc = self.scope(lambda v: f"variable '{v}' in 'not {rel.name}(..)' must be bound "
+                                      "by an earlier term", before)
+        else:
+            sc = self.scope(None, before)
+        fresh: dict[str, Type] = {}
+        for i, (arg, (col, t)) in enumerate(zip(atom.args, rel.columns)):
+            what = f"column '{col}' of '{rel.name}'"
+            if isinstance(arg, ast.Wildcard):
+                arg.ty = t
+            elif isinstance(arg, ast.Var) and arg.name not in before and not item.negated:
+                # A fresh variable binds the column; a repeat in the same atom is an equality.
+                if fresh.setdefault(arg.name, t) != t:
+                    raise mismatch(t, fresh[arg.name], arg.span, what)
+                arg.ty = t
+            else:
+                atom.args[i] = self.ck.check(arg, sc, t, what)
+        self.env.update(fresh)
+        self.dropped -= set(fresh)
+
+    def _BodyCond(self, item: ast.BodyCond) -> None:
+        item.expr = self.ck.check(item.expr, self.scope(), BOOL, "a condition must be bool")
+
+    def bind(self, var: str, span) -> None:
+        if var in self.env:
+            raise error(f"variable '{var}' is already bound", span)
+
+    def _BodyAssign(self, item: ast.BodyAssign) -> None:
+        self.bind(item.var, item.span)
+        item.expr = self.ck.infer(item.expr, self.scope())
+        self.env[item.var] = item.expr.ty
+        self.dropped.discard(item.var)
+
+    def _BodyFlatMap(self, item: ast.BodyFlatMap) -> None:
+        self.bind(item.var, item.span)
+        span = item.expr.span
+        item.expr = self.ck.infer(item.expr, self.scope())
+        t = item.expr.ty
+        if not isinstance(t, (TVec, TSet)):
+            raise error(f"FlatMap expects a Vec or Set, found {t}", span)
+        self.env[item.var] = t.elem
+        self.dropped.discard(item.var)
+
+    def _BodyGroupBy(self, item: ast.BodyGroupBy) -> None:
+        self.bind(item.var, item.span)
+        item.expr = self.ck.infer(item.expr, self.scope())
+        keys: dict[str, Type] = {}
+        for k in item.keys:
+            if k.name not in self.env:
+                raise error(f"group_by key '{k.name}' must be a variable bound by an earlier "
+                            "term", k.span)
+            if k.name in keys:
+                raise error(f"group_by key '{k.name}' is given twice", k.span)
+            keys[k.name] = k.ty = self.env[k.name]
+        key_t = next(iter(keys.values())) if len(keys) == 1 else TTuple(tuple(keys.values()))
+        self.dropped |= set(self.env) - set(keys)
+        self.env.clear()
+        self.env.update(keys)
+        self.env[item.var] = TGroup(key_t, item.expr.ty)

@@ -1,0 +1,170 @@
+"""Semantic types of the dialect (what the type checker computes; resolved, no aliases left).
+
+These are plain frozen dataclasses, so they hash and compare structurally. The Spark mapping
+(DESIGN 5) lives in runtime/; the Python value representation in ddlog/values.py.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class Type:
+    """Base class of semantic types."""
+
+
+@dataclass(frozen=True)
+class TBool(Type):
+    def __str__(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True)
+class TString(Type):
+    def __str__(self) -> str:
+        return "string"
+
+
+@dataclass(frozen=True)
+class TInt(Type):
+    """Integers. `width=None` is `bigint` (unbounded in DDlog; a 64-bit long on Spark, where
+    overflow is an error). `bit<N>` is unsigned and wraps modulo 2^N; `signed<N>` wraps in
+    two's complement. `u8`..`u64`, `s8`..`s64` and `usize` (= bit<64>) are aliases."""
+
+    signed: bool = True
+    width: int | None = None
+
+    def __str__(self) -> str:
+        if self.width is None:
+            return "bigint"
+        return f"{'signed' if self.signed else 'bit'}<{self.width}>"
+
+
+@dataclass(frozen=True)
+class TFloat(Type):
+    bits: int = 64  # 32 = float, 64 = double
+
+    def __str__(self) -> str:
+        return "float" if self.bits == 32 else "double"
+
+
+@dataclass(frozen=True)
+class TTuple(Type):
+    items: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(map(str, self.items)) + ")"
+
+
+@dataclass(frozen=True)
+class TVec(Type):
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"Vec<{self.elem}>"
+
+
+@dataclass(frozen=True)
+class TSet(Type):
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"Set<{self.elem}>"
+
+
+@dataclass(frozen=True)
+class TOption(Type):
+    """`Option<T>`: constructors `Some{x: T}` and `None`. Values are `None` or the inner value."""
+
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"Option<{self.elem}>"
+
+
+@dataclass(frozen=True)
+class TCtor:
+    """One constructor of a user type: `P{x: bigint, y: string}`."""
+
+    name: str
+    fields: tuple[tuple[str, Type], ...]
+
+    def field_type(self, name: str) -> Type | None:
+        return dict(self.fields).get(name)
+
+
+@dataclass(frozen=True)
+class TStruct(Type):
+    """A user type declared with constructors: a struct (one constructor) or an enum (several).
+
+    Two TStruct are the same type when they have the same name (types are nominal)."""
+
+    name: str
+    ctors: tuple[TCtor, ...]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TStruct) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("struct", self.name))
+
+    def __str__(self) -> str:
+        return self.name
+
+    def ctor(self, name: str) -> TCtor | None:
+        for c in self.ctors:
+            if c.name == name:
+                return c
+        return None
+
+    @property
+    def is_enum(self) -> bool:
+        return len(self.ctors) > 1
+
+
+@dataclass(frozen=True)
+class TGroup(Type):
+    """`Group<K, V>`: what `group_by` binds. Only usable through its methods and in heads."""
+
+    key: Type
+    elem: Type
+
+    def __str__(self) -> str:
+        return f"Group<{self.key}, {self.elem}>"
+
+
+@dataclass(frozen=True)
+class TFunc(Type):
+    """The type of a lambda `|v| e` (only as an argument of group methods)."""
+
+    param: Type
+    result: Type
+
+    def __str__(self) -> str:
+        return f"|{self.param}| {self.result}"
+
+
+BOOL = TBool()
+STRING = TString()
+BIGINT = TInt()
+DOUBLE = TFloat(64)
+FLOAT = TFloat(32)
+
+# Built-in type names that take no parameters.
+PRIMITIVES: dict[str, Type] = {
+    "bool": BOOL,
+    "string": STRING,
+    "bigint": BIGINT,
+    "float": FLOAT,
+    "double": DOUBLE,
+    "usize": TInt(False, 64),
+    **{f"u{n}": TInt(False, n) for n in (8, 16, 32, 64, 128)},
+    **{f"s{n}": TInt(True, n) for n in (8, 16, 32, 64, 128)},
+}
+
+
+def is_numeric(t: Type) -> bool:
+    return isinstance(t, (TInt, TFloat))
+
+
+def is_scalar(t: Type) -> bool:
+    return isinstance(t, (TBool, TString, TInt, TFloat))

@@ -1,0 +1,131 @@
+"""Epochs: the engine that owns every relation's trace and runs the strata in order.
+
+`commit(updates)` turns a transaction's updates into each input's effective change (inputs are
+sets: DESIGN 3), runs every stratum once, and only when all of them succeeded folds the epoch
+into the traces (`past += cur`). A failure anywhere drops this epoch's `cur` and leaves the
+state exactly as it was before the commit.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ddlog.compiler import CompiledProgram
+from ddlog.normalize import UNIT
+from runtime.schema import WEIGHT, col_name, relation_schema
+from runtime.stratum import Progress, StratumRuntime
+from runtime.trace import INF, Trace
+from runtime.zset import Frame, consolidate, materialize, semijoin_keys, union_all
+
+Persist = Callable[[DataFrame], Frame | None]
+
+
+class Engine:
+    def __init__(self, compiled: CompiledProgram, spark: SparkSession,
+                 max_iterations: int = 10_000):
+        self.compiled = compiled
+        self.spark = spark
+        self.epoch = 0
+        self.traces: dict[str, Trace] = {
+            name: Trace([col_name(k) for k in range(info.arity)])
+            for name, info in compiled.relations.items()}
+        self.strata = [StratumRuntime(c, self.traces, max_iterations)
+                       for c in compiled.circuits]
+        self.iterations: dict[int, int] = {}
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def columns(self, rel: str) -> list[str]:
+        return self.traces[rel].columns
+
+    def value(self, rel: str, include_cur: bool = False) -> DataFrame:
+        """The relation's current contents (columns c0..cN, no weight)."""
+        t = self.traces[rel]
+        df = union_all([t.past(0, INF), t.cur(0, INF) if include_cur else None])
+        if df is None:
+            return self.empty(rel).drop(WEIGHT)
+        z = consolidate(df.drop("_i"), t.columns)
+        return z.filter(F.col(WEIGHT) > 0).select(*t.columns)
+
+    def empty(self, rel: str) -> DataFrame:
+        info = self.compiled.relations[rel]
+        return self.spark.createDataFrame([], relation_schema(info.column_types))
+
+    # -- inputs ----------------------------------------------------------------------------
+
+    def effective_change(self, rel: str, updates: list[tuple[int, DataFrame]]) -> DataFrame | None:
+        """Updates (+1 insert / -1 delete, in order) → the set change they make: the last
+        update of a row decides whether it is present after the transaction."""
+        if not updates:
+            return None
+        cols = self.columns(rel)
+        seq = union_all([df.select(*cols, F.lit(sign).alias("_op"), F.lit(k).alias("_seq"))
+                         for k, (sign, df) in enumerate(updates)])
+        last = seq.groupBy(*cols).agg(F.max_by("_op", "_seq").alias("_op"))
+        t = self.traces[rel]
+        past = t.past(0, INF)
+        if past is None:
+            present = None
+        else:
+            present = consolidate(semijoin_keys(past.drop("_i"), last.select(*cols), cols),
+                                  cols).filter(F.col(WEIGHT) > 0)
+        if present is None:
+            change = last.filter(F.col("_op") > 0).select(*cols, F.lit(1).cast("long")
+                                                          .alias(WEIGHT))
+            return change
+        joined = union_all([
+            last.select(*cols, F.col("_op").cast("long").alias("_new"),
+                        F.lit(0).cast("long").alias("_old")),
+            present.select(*cols, F.lit(0).cast("long").alias("_new"),
+                           F.lit(1).cast("long").alias("_old"))])
+        agg = joined.groupBy(*cols).agg(F.sum("_new").alias("_new"), F.sum("_old").alias("_old"))
+        w = (F.when(F.col("_new") > 0, 1).otherwise(0) - F.col("_old")).cast("long")
+        # rows only in `present` have _new = 0: keep them as they are
+        w = F.when(F.col("_new") == 0, F.lit(0).cast("long")).otherwise(w)
+        return agg.select(*cols, w.alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
+
+    # -- epochs ----------------------------------------------------------------------------
+
+    def commit(self, updates: dict[str, list[tuple[int, DataFrame]]],
+               persist: Persist | None = None,
+               progress: Progress | None = None) -> dict[str, DataFrame]:
+        """Run one epoch. Returns the change (columns c0..cN, _w; lazy) of every relation whose
+        trace moved this epoch; a recursive relation's change may still net out to nothing."""
+        try:
+            for rel, ups in updates.items():
+                self.traces[rel].record(0, materialize(self.effective_change(rel, ups)))
+            if self.epoch == 0 and UNIT in self.traces:
+                unit = self.spark.range(1).select(F.lit(1).cast("long").alias(WEIGHT))
+                self.traces[UNIT].record(0, materialize(unit))
+            for s in self.strata:
+                self.iterations[s.circuit.stratum] = s.run_epoch(progress)
+            # Lazy: the epoch's batches are materialised, so reading them later is cheap and
+            # stays valid after they are folded into `past`.
+            changes: dict[str, DataFrame] = {}
+            for rel, t in self.traces.items():
+                ch = t.epoch_change()
+                if ch is not None:
+                    changes[rel] = consolidate(ch, t.columns)
+        except BaseException:
+            self.abort()
+            raise
+        for t in self.traces.values():
+            t.end_epoch(persist)
+        for s in self.strata:
+            s.end_epoch(persist)
+        self.epoch += 1
+        return changes
+
+    def abort(self) -> None:
+        for t in self.traces.values():
+            t.abort_epoch()
+        for s in self.strata:
+            s.abort_epoch()
+
+    def all_traces(self) -> dict[str, Trace]:
+        out = {f"rel_{name}": t for name, t in self.traces.items()}
+        for s in self.strata:
+            out.update(s.traces())
+        return out

@@ -1,0 +1,126 @@
+"""Distinct, nested and incremental (DESIGN 4.3; 001_… §2.9.11).
+
+For a row x of the input trace at (e, i), with w1 = past[0..i-1][x], w2 = past[i][x],
+w3 = cur[0..i-1][x], w = cur[i][x]:
+
+    out[x] = [w1+w2+w3+w > 0] - [w1+w2 > 0] - [w1+w3 > 0] + [w1 > 0]
+
+Only rows with w != 0, or with both w2 != 0 and w3 != 0, can be non-zero. The second kind are
+rows touched earlier in this epoch whose past has an entry at iteration i, so the operator
+fetches, once per epoch and row, the past history of every row the epoch touches (`hist`, small
+when the change is small); the iterations present in it also tell the stratum how far this
+epoch can still reach (`horizon`). In a non-recursive stratum (i = 0 only) this is the plain
+incremental distinct `[A+Δ > 0] - [A > 0]`.
+"""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from runtime.schema import ITER, WEIGHT
+from runtime.trace import INF, TraceView
+from runtime.zset import (BROADCAST_ROWS, LOCAL_ROWS, Frame, antijoin_keys, drop_iter,
+                          materialize, semijoin_keys, union_all)
+
+
+def _pos(c):
+    return F.when(c > 0, F.lit(1)).otherwise(F.lit(0))
+
+
+class DistinctOp:
+    def __init__(self, view: TraceView, cols: list[str], nested: bool = True):
+        self.view = view
+        self.cols = cols
+        self.nested = nested
+        self.hist: DataFrame | None = None  # past history (cols, _i, _w) of touched rows
+        self.hist_iters: set[int] = set()
+        self.large = False
+
+    def step(self, i: int) -> Frame | None:
+        if not self.nested:
+            return self._done(materialize(self._flat_delta(), expect_large=self.large))
+        v, cols = self.view, self.cols
+        d = drop_iter(v.cur(i, i))
+        if d is None and i not in self.hist_iters:
+            return None
+        keys_d = d.select(*cols).distinct() if d is not None else None
+        hist = union_all([self.hist, self._new_history(i, keys_d)])
+        out = self._delta(i, d, keys_d, hist)
+        # One job materialises both the output (tagged _i = -1) and the grown history.
+        both = union_all([hist, out.select(*cols, F.lit(-1).alias(ITER), WEIGHT)])
+        fr = materialize(both, tag=ITER, expect_large=self.large)
+        tags = fr.tags if fr is not None else {}
+        self.hist_iters = {k for k, n in tags.items() if k >= 0 and n}
+        self.hist = fr.df.filter(F.col(ITER) >= 0) if self.hist_iters else None
+        n_out = tags.get(-1, 0)
+        if not n_out:
+            return None
+        return self._done(Frame(fr.df.filter(F.col(ITER) == -1).drop(ITER), n_out))
+
+    def _done(self, fr: Frame | None) -> Frame | None:
+        self.large = fr is not None and fr.rows > LOCAL_ROWS
+        return fr
+
+    def _new_history(self, i: int, keys_d: DataFrame | None) -> DataFrame | None:
+        """The past of rows touched for the first time this epoch at iteration i."""
+        v, cols = self.view, self.cols
+        if keys_d is None or not v.past_iters():
+            return None
+        prev = v.cur(0, i - 1) if i > 0 else None
+        new = keys_d if prev is None else antijoin_keys(keys_d, prev.select(*cols), cols)
+        return semijoin_keys(v.past(0, INF), new, cols).select(*cols, ITER, WEIGHT)
+
+    def _delta(self, i: int, d: DataFrame | None, keys_d: DataFrame | None,
+               hist: DataFrame | None) -> DataFrame:
+        v, cols = self.view, self.cols
+        zero = F.lit(0).cast("long")
+        parts = []
+        if d is not None:
+            parts.append(d.select(*cols, zero.alias("w1"), zero.alias("w2"), zero.alias("w3"),
+                                  F.col(WEIGHT).alias("w")))
+        if hist is not None:
+            parts.append(hist.select(
+                *cols, F.when(F.col(ITER) < i, F.col(WEIGHT)).otherwise(0).alias("w1"),
+                F.when(F.col(ITER) == i, F.col(WEIGHT)).otherwise(0).alias("w2"),
+                zero.alias("w3"), zero.alias("w")))
+        prev = v.cur(0, i - 1) if i > 0 else None
+        if prev is not None:
+            if v.cur_rows(i, i) <= BROADCAST_ROWS:
+                # candidates: rows of d, and touched rows with a past entry at i
+                cand = union_all([keys_d, hist.filter(F.col(ITER) == i).select(*cols)
+                                  if hist is not None else None])
+                prev = semijoin_keys(prev, cand, cols)
+            parts.append(prev.select(*cols, zero.alias("w1"), zero.alias("w2"),
+                                     F.col(WEIGHT).alias("w3"), zero.alias("w")))
+        s = union_all(parts).groupBy(*cols).agg(*[F.sum(c).alias(c)
+                                                  for c in ("w1", "w2", "w3", "w")])
+        w1, w2, w3, w = (F.col(c) for c in ("w1", "w2", "w3", "w"))
+        out = _pos(w1 + w2 + w3 + w) - _pos(w1 + w2) - _pos(w1 + w3) + _pos(w1)
+        return s.select(*cols, out.cast("long").alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
+
+    def _flat_delta(self) -> DataFrame | None:
+        """Iteration 0 of a non-recursive stratum: w1 = w3 = 0, so out = [w2+w > 0] - [w2 > 0]
+        with w2 = the integrated input A; only rows of Δ are looked up in A."""
+        v, cols = self.view, self.cols
+        d = drop_iter(v.cur(0, 0))
+        if d is None:
+            return None
+        zero = F.lit(0).cast("long")
+        parts = [d.select(*cols, zero.alias("w2"), F.col(WEIGHT).alias("w"))]
+        past = v.past(0, 0)
+        if past is not None:
+            small = v.cur_rows(0, 0) <= BROADCAST_ROWS
+            keys = d.select(*cols).distinct()
+            a = semijoin_keys(drop_iter(past), keys, cols) if small else drop_iter(past)
+            parts.append(a.select(*cols, F.col(WEIGHT).alias("w2"), zero.alias("w")))
+        s = union_all(parts).groupBy(*cols).agg(F.sum("w2").alias("w2"), F.sum("w").alias("w"))
+        out = _pos(F.col("w2") + F.col("w")) - _pos(F.col("w2"))
+        return s.select(*cols, out.cast("long").alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
+
+    def horizon(self, i: int) -> int | None:
+        later = [k for k in self.hist_iters if k > i]
+        return min(later) if later else None
+
+    def end_epoch(self) -> None:
+        self.hist = None
+        self.hist_iters = set()

@@ -1,0 +1,58 @@
+"""GroupBy: `var g = e.group_by(k)` (only in non-recursive strata; see ddlog/normalize.py).
+
+A group holds one element per distinct valuation of its input with that key: the value of e.
+Incrementally, only the groups whose key occurs in the input delta Δ change: for those keys K,
+old groups come from the integrated input A restricted to K, new ones from (A + Δ) restricted to
+K; the output delta is `new - old` (a group whose content did not change cancels out).
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from runtime.expr import compile_expr
+from runtime.schema import WEIGHT
+from runtime.trace import TraceView
+from runtime.zset import consolidate, drop_iter, semijoin_keys, union_all
+
+
+class GroupByOp:
+    def __init__(self, view: TraceView, in_cols: list[str], keys: list[str], elem, column: str):
+        self.view = view
+        self.in_cols = in_cols
+        self.keys = keys
+        self.elem = compile_expr(elem)
+        self.column = column
+
+    def _key(self) -> Column:
+        if len(self.keys) == 1:
+            return F.col(self.keys[0])
+        return F.struct(*[F.col(k).alias(f"_{n}") for n, k in enumerate(self.keys)])
+
+    def _groups(self, z: DataFrame | None, sign: int) -> DataFrame | None:
+        if z is None:
+            return None
+        rows = consolidate(drop_iter(z), self.in_cols).filter(F.col(WEIGHT) > 0)
+        g = (rows.select(*self.keys, self.elem.alias("__e"))
+             .groupBy(*self.keys).agg(F.sort_array(F.collect_list("__e")).alias("__items"))
+             .filter(F.size("__items") > 0))  # no keys: a global group of nothing is no group
+        return g.select(*self.keys,
+                        F.struct(self._key().alias("key"), F.col("__items").alias("items"))
+                        .alias(self.column),
+                        F.lit(sign).cast("long").alias(WEIGHT))
+
+    def step(self, i: int) -> DataFrame | None:
+        if i > 0:
+            return None
+        d = drop_iter(self.view.cur(0, 0))
+        if d is None:
+            return None
+        changed = d.select(*self.keys).distinct()
+        past = self.view.past(0, 0)
+        old = semijoin_keys(drop_iter(past), changed, self.keys) if past is not None else None
+        new = union_all([old, d])
+        out = union_all([self._groups(new, 1), self._groups(old, -1)])
+        return consolidate(out, self.keys + [self.column])
+
+    def horizon(self, i: int) -> int | None:
+        return None

@@ -1,0 +1,157 @@
+"""Runs one stratum's circuit for one epoch on Spark (DESIGN 4.3, 5).
+
+Non-recursive strata run iteration 0 only. Recursive strata iterate i = 0, 1, ...: at each i
+every stateful operator computes its double delta, which is materialised (one Spark job, which
+also counts it) and recorded in that operator's output trace; linear operators are views over
+those traces and cost nothing by themselves.
+
+Termination (the sharper rule of DESIGN 4.3): while some relation's Distinct emits a non-empty
+delta, go on to i+1. When none does, the stratum is quiescent: nothing more can happen except
+where this epoch's changes meet `past` entries at later iterations. Each operator says at which
+iteration that happens next (`horizon`); the loop jumps straight there (the iterations in
+between are provably empty), and stops when there is none. An iteration cap turns a program
+that does not converge into an error naming the stratum.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+from pyspark.sql import DataFrame
+
+from ddlog.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import, Join,
+                           Negate, Output, Select, Union_)
+from ddlog.errors import EvaluationError
+from runtime.operators.antijoin import AntiJoinOp
+from runtime.operators.distinct import DistinctOp
+from runtime.operators.groupby import GroupByOp
+from runtime.operators.join import JoinOp
+from runtime.operators.linear import linear_fn
+from runtime.trace import Flat, Mapped, Shifted, Summed, Trace, TraceView
+from runtime.zset import LOCAL_ROWS, Frame, materialize
+
+Progress = Callable[[str], None]
+
+
+class StratumRuntime:
+    def __init__(self, circuit: Circuit, relation_traces: dict[str, Trace],
+                 max_iterations: int = 10_000):
+        self.circuit = circuit
+        self.relation_traces = relation_traces
+        self.max_iterations = max_iterations
+        self.views: dict[int, TraceView] = {}
+        self.ops: dict[int, object] = {}
+        self.out_traces: dict[int, Trace] = {}
+        self.last_iterations = 0
+        self.large: set[int] = set()  # operators whose last delta was too large to collect
+        rel_of_distinct = {d: r for r, d in circuit.delays.items()}
+        for node in circuit.nodes:
+            if node.stateful:
+                rel = rel_of_distinct.get(node.id)
+                self.out_traces[node.id] = (relation_traces[rel] if rel is not None
+                                            else Trace(list(node.columns)))
+        for node in circuit.nodes:
+            self._build(node)
+
+    def _build(self, node) -> None:
+        v = self.views
+        if isinstance(node, Import):
+            v[node.id] = Flat(self.relation_traces[node.relation])
+        elif isinstance(node, Delay):
+            v[node.id] = Shifted(self.relation_traces[node.relation])
+        elif isinstance(node, (Select, FlatMap, Negate)):
+            v[node.id] = Mapped(v[node.input], linear_fn(node))
+        elif isinstance(node, Union_):
+            v[node.id] = Summed([v[s] for s in node.sources])
+        elif isinstance(node, Output):
+            v[node.id] = v[node.input]
+        else:
+            v[node.id] = self.out_traces[node.id]
+            if isinstance(node, Join):
+                left = self.circuit.node(node.left)
+                self.ops[node.id] = JoinOp(v[node.left], v[node.right], node.left_keys,
+                                           node.right_keys, list(left.columns), node.right_out)
+            elif isinstance(node, AntiJoin):
+                left = self.circuit.node(node.left)
+                self.ops[node.id] = AntiJoinOp(v[node.left], v[node.right], node.left_keys,
+                                               node.right_keys, list(left.columns))
+            elif isinstance(node, Distinct):
+                self.ops[node.id] = DistinctOp(v[node.input], list(node.columns),
+                                               nested=self.circuit.recursive)
+            elif isinstance(node, GroupBy):
+                inp = self.circuit.node(node.input)
+                self.ops[node.id] = GroupByOp(v[node.input], list(inp.columns), node.keys,
+                                              node.elem, node.column)
+            else:  # pragma: no cover
+                raise TypeError(node)
+
+    def run_epoch(self, progress: Progress | None = None) -> int:
+        """Compute this epoch's deltas of every operator; returns the iterations run."""
+        c = self.circuit
+        name = ", ".join(c.relations)
+        feedback = set(c.delays.values()) if c.recursive else set()
+        i, steps = 0, 0
+        while True:
+            steps += 1
+            if steps > self.max_iterations or i > self.max_iterations:
+                raise EvaluationError(
+                    f"stratum {c.stratum} ({name}) did not reach a fixpoint within "
+                    f"{self.max_iterations} iterations")
+            started = time.time()
+            moved = False
+            sizes = []
+            for nid, op in self.ops.items():
+                out = op.step(i)
+                frame: Frame | None = out if out is None or isinstance(out, Frame) else \
+                    materialize(out, expect_large=nid in self.large)
+                if frame is not None and frame.rows > LOCAL_ROWS:
+                    self.large.add(nid)
+                else:
+                    self.large.discard(nid)
+                self.out_traces[nid].record(i, frame)
+                if frame is not None:
+                    sizes.append(frame.rows)
+                    if nid in feedback:
+                        moved = True
+            if progress is not None:
+                progress(f"stratum {c.stratum} ({name}) iteration {i}: "
+                         f"delta {sum(sizes)} rows, {time.time() - started:.1f}s")
+            if not c.recursive:
+                break
+            if moved:
+                i += 1
+                continue
+            nxt = [h for h in (op.horizon(i) for op in self.ops.values()) if h is not None]
+            if not nxt:
+                break
+            i = min(nxt)
+        self.last_iterations = steps
+        return steps
+
+    def traces(self) -> dict[str, Trace]:
+        """The operator-owned traces (relation traces belong to the engine)."""
+        own = {}
+        rels = set(id(t) for t in self.relation_traces.values())
+        for nid, t in self.out_traces.items():
+            if id(t) not in rels:
+                own[f"s{self.circuit.stratum}_n{nid}"] = t
+        return own
+
+    def end_epoch(self, persist=None) -> None:
+        for t in self.traces().values():
+            t.end_epoch(persist)
+        for op in self.ops.values():
+            if isinstance(op, DistinctOp):
+                op.end_epoch()
+
+    def abort_epoch(self) -> None:
+        for t in self.traces().values():
+            t.abort_epoch()
+        for op in self.ops.values():
+            if isinstance(op, DistinctOp):
+                op.end_epoch()
+
+
+def stderr_progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)

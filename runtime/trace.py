@@ -1,0 +1,231 @@
+"""Traces: the state of nested streams (DESIGN 4.3).
+
+A stored `Trace` keeps a stream's double deltas keyed by iteration: `past` (summed over all
+finished epochs, one Z-set per iteration) and `cur` (the running epoch). Both are spines of
+batches, DataFrames with columns + `_i` + `_w`, so that folding an epoch in appends a batch
+instead of rewriting the whole past; batches of similar size are merged (a log-structured
+merge), which keeps the number of batches logarithmic and the plans small.
+
+Views give the trace of a stream without storing it: a relation imported through δ₀ (its whole
+value at iteration 0), the feedback edge (the distinct output shifted by one iteration), and
+linear operators applied to another trace (`trace(f(x)) = f(trace(x))` for linear f).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from runtime.schema import ITER, WEIGHT
+from runtime.zset import Frame, consolidate, materialize, union_all
+
+INF = 1 << 30
+MAX_CUR_BATCHES = 8
+MAX_PAST_BATCHES = 6
+
+
+@dataclass
+class Batch:
+    df: DataFrame  # columns + _i + _w
+    lo: int  # lowest iteration present
+    hi: int  # highest iteration present
+    rows: int
+
+
+def _select(batches: list[Batch], lo: int, hi: int) -> DataFrame | None:
+    parts = []
+    for b in batches:
+        if b.hi < lo or b.lo > hi:
+            continue
+        df = b.df
+        if b.lo < lo or b.hi > hi:
+            df = df.filter((F.col(ITER) >= lo) & (F.col(ITER) <= hi))
+        parts.append(df)
+    return union_all(parts)
+
+
+class TraceView(Protocol):
+    def past(self, lo: int, hi: int) -> DataFrame | None: ...
+    def cur(self, lo: int, hi: int) -> DataFrame | None: ...
+    def cur_rows(self, lo: int, hi: int) -> int: ...
+    def past_iters(self) -> set[int]: ...
+
+
+@dataclass
+class Trace:
+    """A stored trace. `materializer` turns a folded batch into durable/truncated data."""
+
+    columns: list[str]
+    batches: list[Batch] = field(default_factory=list)
+    iters: set[int] = field(default_factory=set)  # iterations present in past (a superset)
+    cur_batches: list[Batch] = field(default_factory=list)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def past(self, lo: int, hi: int) -> DataFrame | None:
+        return _select(self.batches, lo, hi)
+
+    def cur(self, lo: int, hi: int) -> DataFrame | None:
+        return _select(self.cur_batches, lo, hi)
+
+    def cur_rows(self, lo: int, hi: int) -> int:
+        return sum(b.rows for b in self.cur_batches if not (b.hi < lo or b.lo > hi))
+
+    def past_iters(self) -> set[int]:
+        return self.iters
+
+    def past_rows(self) -> int:
+        return sum(b.rows for b in self.batches)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def record(self, i: int, frame: Frame | None) -> None:
+        """This epoch's double delta at iteration i."""
+        if frame is None:
+            return
+        self.cur_batches.append(Batch(frame.df.withColumn(ITER, F.lit(i)), i, i, frame.rows))
+        if len(self.cur_batches) > MAX_CUR_BATCHES:
+            # keep plans small in long fixpoints: fold the older iterations into one batch
+            old, self.cur_batches = self.cur_batches[:-2], self.cur_batches[-2:]
+            merged = self._merge(old)
+            if merged is not None:
+                self.cur_batches.insert(0, merged)
+
+    def _merge(self, batches: list[Batch], persist: Callable[[DataFrame], Frame | None] =
+               materialize) -> Batch | None:
+        df = consolidate(union_all([b.df for b in batches]), self.columns + [ITER])
+        fr = persist(df.select(*self.columns, ITER, WEIGHT)) if df is not None else None
+        if fr is None:
+            return None
+        return Batch(fr.df, min(b.lo for b in batches), max(b.hi for b in batches), fr.rows)
+
+    def epoch_change(self) -> DataFrame | None:
+        """Σ over iterations of this epoch's deltas (not consolidated)."""
+        df = self.cur(0, INF)
+        return None if df is None else df.drop(ITER)
+
+    def end_epoch(self, persist: Callable[[DataFrame], Frame | None] | None = None) -> None:
+        """past += cur. A single materialised batch joins the spine as it is (no Spark job);
+        several are merged into one, so plans over `past` stay small; `persist` (durable state)
+        writes the epoch's batch where it belongs.
+        When the spine grows past MAX_PAST_BATCHES, the newest batches are merged until sizes
+        decrease geometrically, which keeps it logarithmic in the number of epochs."""
+        if self.cur_batches:
+            self.iters |= {k for b in self.cur_batches for k in range(b.lo, b.hi + 1)}
+            if persist is None and len(self.cur_batches) == 1:
+                self.batches.extend(self.cur_batches)
+            else:
+                batch = self._merge(self.cur_batches, persist or materialize)
+                if batch is not None:
+                    self.batches.append(batch)
+        self.cur_batches = []
+        if len(self.batches) > MAX_PAST_BATCHES:
+            self.compact(persist or materialize)
+
+    def compact(self, persist: Callable[[DataFrame], Frame | None] = materialize) -> None:
+        """Merge the longest suffix of batches that the batch before it does not outweigh
+        twice over: afterwards every batch is larger than twice the newer ones together."""
+        j = len(self.batches) - 1
+        total = self.batches[j].rows
+        while j > 0 and self.batches[j - 1].rows <= 2 * total:
+            j -= 1
+            total += self.batches[j].rows
+        j = min(j, len(self.batches) - 2)  # merge at least two
+        merged = self._merge(self.batches[j:], persist)
+        self.batches = self.batches[:j] + ([merged] if merged is not None else [])
+
+    def abort_epoch(self) -> None:
+        self.cur_batches = []
+
+
+@dataclass
+class Flat:
+    """A relation imported through δ₀: everything at iteration 0."""
+
+    base: TraceView
+
+    def past(self, lo: int, hi: int) -> DataFrame | None:
+        if lo > 0:
+            return None
+        df = self.base.past(0, INF)
+        return None if df is None else df.withColumn(ITER, F.lit(0))
+
+    def cur(self, lo: int, hi: int) -> DataFrame | None:
+        if lo > 0:
+            return None
+        df = self.base.cur(0, INF)
+        return None if df is None else df.withColumn(ITER, F.lit(0))
+
+    def cur_rows(self, lo: int, hi: int) -> int:
+        return 0 if lo > 0 else self.base.cur_rows(0, INF)
+
+    def past_iters(self) -> set[int]:
+        return {0} if self.base.past_iters() else set()
+
+
+@dataclass
+class Shifted:
+    """The feedback edge z⁻¹: the value at iteration i is the base's at i-1."""
+
+    base: TraceView
+
+    def _shift(self, df: DataFrame | None) -> DataFrame | None:
+        return None if df is None else df.withColumn(ITER, F.col(ITER) + 1)
+
+    def past(self, lo: int, hi: int) -> DataFrame | None:
+        return None if hi < 1 else self._shift(self.base.past(max(lo - 1, 0), hi - 1))
+
+    def cur(self, lo: int, hi: int) -> DataFrame | None:
+        return None if hi < 1 else self._shift(self.base.cur(max(lo - 1, 0), hi - 1))
+
+    def cur_rows(self, lo: int, hi: int) -> int:
+        return 0 if hi < 1 else self.base.cur_rows(max(lo - 1, 0), hi - 1)
+
+    def past_iters(self) -> set[int]:
+        return {i + 1 for i in self.base.past_iters()}
+
+
+@dataclass
+class Mapped:
+    """A linear operator applied to a trace (it maps each (row, _i, _w) on its own)."""
+
+    base: TraceView
+    fn: Callable[[DataFrame], DataFrame]
+
+    def past(self, lo: int, hi: int) -> DataFrame | None:
+        df = self.base.past(lo, hi)
+        return None if df is None else self.fn(df)
+
+    def cur(self, lo: int, hi: int) -> DataFrame | None:
+        df = self.base.cur(lo, hi)
+        return None if df is None else self.fn(df)
+
+    def cur_rows(self, lo: int, hi: int) -> int:
+        return self.base.cur_rows(lo, hi)
+
+    def past_iters(self) -> set[int]:
+        return self.base.past_iters()
+
+
+@dataclass
+class Summed:
+    """The sum of several traces (a Union)."""
+
+    parts: list[TraceView]
+
+    def past(self, lo: int, hi: int) -> DataFrame | None:
+        return union_all([p.past(lo, hi) for p in self.parts])
+
+    def cur(self, lo: int, hi: int) -> DataFrame | None:
+        return union_all([p.cur(lo, hi) for p in self.parts])
+
+    def cur_rows(self, lo: int, hi: int) -> int:
+        return sum(p.cur_rows(lo, hi) for p in self.parts)
+
+    def past_iters(self) -> set[int]:
+        out: set[int] = set()
+        for p in self.parts:
+            out |= p.past_iters()
+        return out

@@ -1,0 +1,110 @@
+"""Stratification: split relations into strata evaluated one after another.
+
+A stratum is one strongly connected component of the dependency graph (strata/graph.py). Strata
+are ordered topologically so every relation a stratum reads is complete before it runs; ties are
+broken by declaration order so the order (and every printout of it) is deterministic. A stratum
+is recursive when its component has several relations or a relation that reads itself: those run
+as a fixpoint (DESIGN 4.3). A `not` or `group_by` edge inside a component has no stratified
+meaning and is rejected, naming the cycle and the rule.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import networkx as nx
+
+from ddlog import ast
+from ddlog.checked import CheckedProgram
+from ddlog.errors import StratificationError
+from strata.graph import NEGATIVE, POSITIVE, Dependency, declaration_order, dependency_graph
+
+
+@dataclass(frozen=True)
+class Stratum:
+    index: int
+    relations: tuple[str, ...]  # in declaration order
+    recursive: bool
+    rules: tuple[ast.Rule, ...]  # rules whose head is in this stratum, in source order
+
+
+def stratify(program: CheckedProgram) -> list[Stratum]:
+    """The strata of a checked program (every declared relation in exactly one stratum)."""
+    return stratify_rules(list(program.relations), program.rules, program.file, program.source)
+
+
+def stratify_rules(relation_names: list[str], rules: list[ast.Rule], file: str = "<input>",
+                   source: str | None = None) -> list[Stratum]:
+    """Stratify an arbitrary rule list (e.g. after a rewrite that adds helper relations).
+
+    `file` is informational (spans already carry their file); `source` is the program text,
+    used to show the offending line in a StratificationError."""
+    g = dependency_graph(relation_names, rules)
+    order = declaration_order(g)
+    cond = nx.condensation(g)  # DAG of SCCs; node attr 'members', graph attr 'mapping'
+    _check_cycles(g, cond, order, source)
+
+    def first_declared(c: int) -> int:
+        return min(order[r] for r in cond.nodes[c]["members"])
+
+    strata: list[Stratum] = []
+    for index, c in enumerate(nx.lexicographical_topological_sort(cond, key=first_declared)):
+        members = sorted(cond.nodes[c]["members"], key=order.__getitem__)
+        names = set(members)
+        recursive = len(members) > 1 or g.has_edge(members[0], members[0])
+        own_rules = tuple(r for r in rules if r.head.relation in names)
+        strata.append(Stratum(index, tuple(members), recursive, own_rules))
+    return strata
+
+
+def _check_cycles(g: nx.MultiDiGraph, cond: nx.DiGraph, order: dict[str, int],
+                  source: str | None) -> None:
+    """Raise on the first (in rule, then body order) negative/aggregate edge inside an SCC."""
+    component = cond.graph["mapping"]  # relation -> SCC id
+    bad: list[tuple[tuple[int, int], Dependency]] = []
+    for u, v, key, dep in g.edges(keys=True, data="dep"):
+        if dep.kind != POSITIVE and component[u] == component[v]:
+            bad.append((key, dep))
+    if not bad:
+        return
+    _, dep = min(bad, key=lambda kd: kd[0])
+    # The head depends on the body atom's relation; the cycle closes through a data-flow path
+    # head -> ... -> body. Printed in "depends on" direction, starting and ending at the head.
+    flow = _shortest_path(g, dep.head, dep.body, component, order)
+    cycle = [dep.head] + list(reversed(flow))
+    how = "negation" if dep.kind == NEGATIVE else "aggregation"
+    err = StratificationError(
+        f"relation '{dep.head}' depends on itself through {how}: " + " -> ".join(cycle),
+        dep.rule_span, source)
+    # Extra attributes for programmatic use (tests, tools); the message says the same.
+    err.cycle = tuple(cycle)
+    err.dependency = dep
+    raise err
+
+
+def _shortest_path(g: nx.MultiDiGraph, start: str, goal: str, component: dict[str, int],
+                   order: dict[str, int]) -> list[str]:
+    """BFS inside one SCC, visiting successors in declaration order (deterministic)."""
+    if start == goal:
+        return [start]
+    scc = component[start]
+    parent: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        u = queue.popleft()
+        for w in sorted(set(g.successors(u)), key=order.__getitem__):
+            if w in parent or component[w] != scc:
+                continue
+            parent[w] = u
+            if w == goal:
+                path = [w]
+                while parent[path[-1]] is not None:
+                    path.append(parent[path[-1]])
+                return path[::-1]
+            queue.append(w)
+    raise AssertionError(f"{goal} not reachable from {start} inside their SCC")
+
+
+def stratum_of(strata: list[Stratum]) -> dict[str, int]:
+    """Relation name -> index of its stratum."""
+    return {r: s.index for s in strata for r in s.relations}

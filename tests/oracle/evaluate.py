@@ -1,0 +1,216 @@
+"""The reference evaluator: naive fixpoint over Python sets, stratum by stratum.
+
+A rule body is evaluated left to right over a *set of valuations* (DESIGN 4.1, and the DDlog
+chapter of the DBSP paper): each valuation binds the variables seen so far. Valuations are
+frozensets of (variable, value) pairs so that a body's valuations form a real set: two rows that
+bind the same variables to the same values are one valuation, which is what makes `group_by`
+count "one element per distinct valuation".
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator
+
+from ddlog import ast
+from ddlog.checked import CheckedProgram
+from ddlog.errors import EvaluationError
+from ddlog.values import Group, sort_key
+
+from tests.oracle import expr as E
+
+Valuation = frozenset  # of (name, value) pairs
+Relations = dict[str, set[tuple]]
+
+MAX_ITERATIONS = 10_000
+
+
+# ---------------------------------------------------------------------------------------------
+# Atoms
+
+
+def match_arg(arg: ast.Expr, value: Any, env: dict) -> dict | None:
+    """Match one atom argument against a column value: a fresh variable binds, `_` matches
+    anything, anything else (bound variable, constant, expression over bound variables) must
+    equal the value. (The type checker rejects patterns such as `R(Some{x})` in atoms.)"""
+    if isinstance(arg, ast.Wildcard):
+        return env
+    if isinstance(arg, ast.Var) and arg.name not in env:
+        return {**env, arg.name: value}
+    return env if E.evaluate(arg, env) == value else None
+
+
+def match_atom(atom: ast.Atom, row: tuple, env: dict) -> dict | None:
+    """Match all arguments of `atom` against `row`, left to right (so a variable repeated in
+    the atom binds at its first occurrence and must be equal at the others)."""
+    if len(row) != len(atom.args):
+        raise EvaluationError(f"{atom.relation} has {len(atom.args)} arguments but the row "
+                              f"has {len(row)} columns", atom.span)
+    for arg, value in zip(atom.args, row):
+        env = match_arg(arg, value, env)
+        if env is None:
+            return None
+    return env
+
+
+class _Candidates:
+    """Only a speed-up: the rows of a relation that can match an atom under a valuation.
+
+    Rows are indexed by the columns whose argument is a plain variable; for a valuation, the
+    candidates are the rows whose indexed columns equal the bound values of those variables.
+    Any row that matches the atom is among them, and `match_atom` still checks every argument,
+    so the result is the same as trying all rows."""
+
+    def __init__(self, atom: ast.Atom, rows: set[tuple]):
+        self.rows = rows
+        self.atom = atom
+        self.index: dict[tuple, dict[tuple, list[tuple]]] = {}  # by column positions
+
+    def of(self, env: dict) -> Iterable[tuple]:
+        cols = tuple(i for i, a in enumerate(self.atom.args)
+                     if isinstance(a, ast.Var) and a.name in env)
+        if not cols:
+            return self.rows
+        if cols not in self.index:
+            by_key: dict[tuple, list[tuple]] = {}
+            for row in self.rows:
+                by_key.setdefault(tuple(row[i] for i in cols), []).append(row)
+            self.index[cols] = by_key
+        key = tuple(env[self.atom.args[i].name] for i in cols)
+        return self.index[cols].get(key, ())
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule bodies
+
+
+def _valuation(env: dict) -> Valuation:
+    return frozenset(env.items())
+
+
+def eval_body(body: list[ast.BodyItem], db: Relations) -> set[Valuation]:
+    """The set of valuations of a rule body over the relation values `db`."""
+    current: set[Valuation] = {frozenset()}
+    for item in body:
+        current = set(_step(item, current, db))
+    return current
+
+
+def _step(item: ast.BodyItem, current: set[Valuation], db: Relations) -> Iterator[Valuation]:
+    if isinstance(item, ast.BodyAtom):
+        candidates = _Candidates(item.atom, db[item.atom.relation])
+        for val in current:
+            env = dict(val)
+            matches = (match_atom(item.atom, row, env) for row in candidates.of(env))
+            if item.negated:
+                # Antijoin: keep the valuation when no row matches it.
+                if all(m is None for m in matches):
+                    yield val
+            else:
+                for m in matches:
+                    if m is not None:
+                        yield _valuation(m)
+    elif isinstance(item, ast.BodyCond):
+        for val in current:
+            if E.evaluate(item.expr, dict(val)):
+                yield val
+    elif isinstance(item, ast.BodyAssign):
+        for val in current:
+            env = dict(val)
+            _check_fresh(item.var, env, item.span)
+            yield _valuation({**env, item.var: E.evaluate(item.expr, env)})
+    elif isinstance(item, ast.BodyFlatMap):
+        for val in current:
+            env = dict(val)
+            _check_fresh(item.var, env, item.span)
+            for x in E.evaluate(item.expr, env):  # duplicates collapse: valuations are a set
+                yield _valuation({**env, item.var: x})
+    elif isinstance(item, ast.BodyGroupBy):
+        yield from _group_by(item, current)
+    else:
+        raise EvaluationError(f"unknown body item {type(item).__name__}")
+
+
+def _group_by(item: ast.BodyGroupBy, current: set[Valuation]) -> Iterator[Valuation]:
+    """Group the distinct valuations by key; a group holds the value of the projected
+    expression once per valuation (so equal values from different valuations all count).
+    Afterwards only the keys and the group variable are bound."""
+    names = [k.name for k in item.keys]
+    groups: dict[tuple, list] = {}
+    for val in current:
+        env = dict(val)
+        key_values = tuple(env[n] for n in names)
+        groups.setdefault(key_values, []).append(E.evaluate(item.expr, env))
+    for key_values, elems in groups.items():
+        key = key_values[0] if len(names) == 1 else key_values
+        group = Group(key, tuple(sorted(elems, key=sort_key)))
+        yield _valuation({**dict(zip(names, key_values)), item.var: group})
+
+
+def _check_fresh(var: str, env: dict, span) -> None:
+    if var in env:
+        raise EvaluationError(f"variable {var} is already bound", span)
+
+
+def eval_rule(rule: ast.Rule, db: Relations) -> set[tuple]:
+    """The rows a rule derives from the relation values `db` (facts: one row)."""
+    return {tuple(E.evaluate(a, dict(val)) for a in rule.head.args)
+            for val in eval_body(rule.body, db)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Programs
+
+
+def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
+             max_iterations: int = MAX_ITERATIONS) -> Relations:
+    """The value of every relation of `program` (inputs included) on the given input values.
+
+    Strata are evaluated in order; within a stratum, all its rules are applied to the current
+    values until nothing changes (naive fixpoint). Negated and grouped relations always come
+    from lower strata, so they are final when read."""
+    from strata import stratify  # looked up per call, so a test can substitute a wrong order
+
+    db: Relations = {name: set() for name in program.relations}
+    for name, rows in inputs.items():
+        if name not in program.relations or program.relations[name].role != "input":
+            raise EvaluationError(f"{name} is not an input relation")
+        db[name] = {tuple(r) for r in rows}
+        bad = [r for r in db[name] if len(r) != program.relations[name].arity]
+        if bad:
+            raise EvaluationError(f"{name} has {program.relations[name].arity} columns, "
+                                  f"but the row {bad[0]!r} has {len(bad[0])}")
+
+    for stratum in stratify(program):
+        members = set(stratum.relations)
+        rules = [r for r in program.rules if r.head.relation in members]
+        for iteration in range(max_iterations + 1):
+            if iteration == max_iterations:
+                raise EvaluationError(
+                    f"stratum {stratum.index} ({', '.join(sorted(members))}) did not converge "
+                    f"in {max_iterations} iterations")
+            changed = False
+            derived = [(r.head.relation, eval_rule(r, db)) for r in rules]
+            for rel, rows in derived:
+                if not rows <= db[rel]:
+                    db[rel] |= rows
+                    changed = True
+            if not changed:
+                break
+
+    _check_supported(program, db)
+    return db
+
+
+def _check_supported(program: CheckedProgram, db: Relations) -> None:
+    """Self-check: the result of a stratified program is a supported fixpoint: applying every
+    rule once to it derives exactly the derived relations. This catches a wrong stratum order
+    (a relation negated before it was complete) independently of the stratifier."""
+    heads = {r.head.relation for r in program.rules}
+    derived: Relations = {name: set() for name in heads}
+    for rule in program.rules:
+        derived[rule.head.relation] |= eval_rule(rule, db)
+    for name in heads:
+        if program.relations[name].role == "input":
+            continue  # facts for input relations are not expected; inputs are given
+        if derived[name] != db[name]:
+            raise AssertionError(f"oracle self-check failed for {name}: "
+                                 f"{len(derived[name] ^ db[name])} rows differ")

@@ -1,0 +1,132 @@
+"""`ddlog check` end to end, as a user runs it (a subprocess, `python -m ddlog`)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGRAMS = sorted((ROOT / "programs").glob("*.dl"))
+
+pytest.importorskip("ddlog.parser")
+pytest.importorskip("ddlog.typecheck")
+
+
+def ddlog(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "ddlog", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_there_are_example_programs_with_data():
+    assert len(PROGRAMS) >= 8
+    for p in PROGRAMS:
+        assert p.with_suffix(".dat").is_file(), p
+        assert p.read_text().startswith("//"), f"{p.name} should start with a comment"
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.stem)
+def test_check_accepts_example(program: Path):
+    r = ddlog("check", str(program))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert out[0] == "relations:" and "strata:" in out
+    strata = out[out.index("strata:") + 1:]
+    assert strata and all(re.fullmatch(r"  \d+  \S.*", line) for line in strata)
+    assert [int(line.split()[0]) for line in strata] == list(range(len(strata)))
+    relations = out[1:out.index("strata:")]
+    assert all(re.fullmatch(r"  (input|output|internal) +\w+\(.*\)", line) for line in relations)
+    # every relation appears in exactly one stratum
+    names = sorted(re.match(r"  \w+ +(\w+)\(", line).group(1) for line in relations)
+    in_strata = sorted(n for line in strata
+                       for n in line.split("  ")[2].split(", "))
+    assert names == in_strata
+
+
+def test_check_output_of_transitive_closure():
+    r = ddlog("check", "programs/tc.dl")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("relations:\n"
+                        "  input    Edge(src: bigint, dst: bigint)\n"
+                        "  output   Path(src: bigint, dst: bigint)\n"
+                        "strata:\n"
+                        "  0  Edge\n"
+                        "  1  Path  (recursive)\n")
+
+
+def test_check_marks_mutual_recursion_as_one_stratum():
+    r = ddlog("check", "programs/evenodd.dl")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"^  \d+  Odd, Even  \(recursive\)$", r.stdout, re.M), r.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# errors
+
+HEADER = "input relation Edge(src: bigint, dst: bigint)\noutput relation Path(src: bigint, dst: bigint)\n"
+
+
+def located(stderr: str, file: Path, line: int) -> re.Match | None:
+    """`file:line:col: error: ...`, then the source line, then a caret line."""
+    return re.search(rf"^{re.escape(str(file))}:{line}:(\d+): error: .+\n  .*\n  *\^+", stderr,
+                     re.M)
+
+
+def check_bad(tmp_path: Path, text: str, line: int) -> str:
+    path = tmp_path / "bad.dl"
+    path.write_text(text)
+    r = ddlog("check", str(path))
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert r.stdout == ""
+    m = located(r.stderr, path, line)
+    assert m, r.stderr
+    # the caret sits under the reported column
+    caret_line = r.stderr.splitlines()[2]
+    assert caret_line.index("^") - 2 == int(m.group(1)) - 1
+    return r.stderr
+
+
+def test_syntax_error(tmp_path: Path):
+    check_bad(tmp_path, HEADER + "Path(x, y) :- Edge(x, y).\nPath(x z) :- Edge(x, z).\n", 4)
+
+
+def test_type_error(tmp_path: Path):
+    text = HEADER + 'Path(x, y) :- Edge(x, y), y == "three".\n'
+    check_bad(tmp_path, text, 3)
+
+
+def test_unknown_relation(tmp_path: Path):
+    check_bad(tmp_path, HEADER + "Path(x, y) :- Edge(x, y).\nPath(x, y) :- Egde(x, y).\n", 4)
+
+
+def test_stratification_error(tmp_path: Path):
+    text = HEADER + ("output relation Ok(src: bigint, dst: bigint)\n"
+                     "Path(x, y) :- Edge(x, y).\n"
+                     "Ok(x, y) :- Path(x, y).\n"
+                     "Path(x, y) :- Edge(x, y), not Ok(x, y).\n")
+    err = check_bad(tmp_path, text, 6)
+    assert "relation 'Path' depends on itself through negation: Path -> Ok -> Path" in err
+    assert ":6:1: error:" in err
+
+
+def test_missing_file():
+    r = ddlog("check", "programs/does_not_exist.dl")
+    assert r.returncode == 2
+    assert "does_not_exist.dl" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_usage_errors_exit_2():
+    assert ddlog().returncode == 2
+    assert ddlog("check").returncode == 2
+    assert ddlog("no-such-command").returncode == 2
+
+
+def test_main_returns_int(capsys):
+    from ddlog.cli import main
+
+    assert main(["check", str(ROOT / "programs" / "tc.dl")]) == 0
+    assert "Path  (recursive)" in capsys.readouterr().out

@@ -1,0 +1,419 @@
+"""The command language (ddlog/commands.py) and constant values (ddlog/literals.py)."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ddlog import ast
+from ddlog.checked import RelationInfo
+from ddlog.commands import (Clear, Commit, Dump, Echo, Exit, Rollback, Start, StatementSplitter,
+                            Update, parse_commands, parse_statement)
+from ddlog.errors import DDlogError, ParseError, Span
+from ddlog.literals import row_of, value_of
+from ddlog.parser import Located, parse_expr
+from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, TCtor, TGroup, TInt, TOption, TSet,
+                         TStruct, TTuple, TVec)
+from ddlog.values import Record
+
+
+def S(l1, c1, l2, c2, file="<input>"):
+    return Span(file, l1, c1, l2, c2)
+
+
+def one(text: str):
+    (c,) = parse_commands(text)
+    return c
+
+
+def perr(text: str) -> ParseError:
+    with pytest.raises(ParseError) as info:
+        parse_commands(text)
+    return info.value
+
+
+def values(update: Update) -> list:
+    return [a.value for a in update.atom.args]
+
+
+# ---------------------------------------------------------------------------------------------
+# Every command
+
+
+def test_simple_commands():
+    assert one("start;") == Start(S(1, 1, 1, 7))
+    assert one("commit;") == Commit(False, S(1, 1, 1, 8))
+    assert one("commit dump_changes;") == Commit(True, S(1, 1, 1, 21))
+    assert one("rollback;") == Rollback(S(1, 1, 1, 10))
+    assert one("clear Edge;") == Clear("Edge", S(1, 1, 1, 12))
+    assert one("dump;") == Dump(None, S(1, 1, 1, 6))
+    assert one("dump Path;") == Dump("Path", S(1, 1, 1, 11))
+    assert one("exit;") == Exit(S(1, 1, 1, 6))
+    assert one("  start  ;") == Start(S(1, 3, 1, 11))
+
+
+def test_echo_takes_raw_text():
+    assert one("echo hello world;") == Echo("hello world", S(1, 1, 1, 18))
+    assert one('echo "quoted", # not a comment;').text == '"quoted", # not a comment'
+    assert one("echo;").text == ""
+    assert one("echo\n  two lines\n;").text == "two lines"
+    assert one("echo a;").span == S(1, 1, 1, 8)
+
+
+def test_insert_delete_positional():
+    u = one('insert Edge(1, "a"),')
+    assert (u.kind, u.terminator, u.atom.relation, u.atom.names) == ("insert", ",", "Edge", None)
+    assert values(u) == [1, "a"]
+    assert u.span == S(1, 1, 1, 21)
+    assert u.atom.span == S(1, 8, 1, 20)
+    assert u.atom.args[1].span == S(1, 16, 1, 19)
+    u = one("delete Edge(1, 2);")
+    assert (u.kind, u.terminator) == ("delete", ";")
+    assert one("insert Unit();").atom.args == []
+
+
+def test_insert_delete_named():
+    u = one('delete P(.x = 1, .y = "a");')
+    assert (u.kind, u.atom.names, values(u), u.terminator) == ("delete", ["x", "y"], [1, "a"], ";")
+    assert perr('insert P(.x = 1, .x = 2);').message == "field 'x' given twice"
+
+
+def test_record_values():
+    u = one('insert R(-1, 0x10, 8\'hff, 2.5, -1e3, true, false, "s;,#", (1, "a"), [1, 2], [], '
+            'Some{5}, None, P{.x = 1, .y = Some{-2}}, Circle{1.5}, Red, ());')
+    a = u.atom.args
+    assert [x.value for x in a[:8]] == [-1, 16, 255, 2.5, -1000.0, True, False, "s;,#"]
+    assert a[2].width == 8
+    assert isinstance(a[8], ast.TupleLit) and isinstance(a[9], ast.VecLit)
+    assert isinstance(a[10], ast.VecLit) and a[10].items == []
+    assert (a[11].ctor, a[12].ctor, a[12].fields) == ("Some", "None", [])
+    assert [n for n, _ in a[13].fields] == ["x", "y"]
+    assert a[13].fields[1][1].fields[0][1].value == -2
+    assert (a[14].ctor, a[15].ctor) == ("Circle", "Red")
+    assert isinstance(a[16], ast.TupleLit)
+
+
+def test_a_transaction_and_comments():
+    text = """# a data file
+start;
+insert Edge(1, 2),   # first edge
+insert Edge(2, 3),
+insert Edge(
+    3,   # multi-line, with a comment
+    4);
+delete Edge(1, 2);
+commit dump_changes;
+"""
+    cs = parse_commands(text, file="edges.dat")
+    assert [type(c).__name__ for c in cs] == ["Start", "Update", "Update", "Update", "Update",
+                                              "Commit"]
+    assert [c.terminator for c in cs[1:5]] == [",", ",", ";", ";"]
+    assert values(cs[3]) == [3, 4]
+    assert cs[3].span == Span("edges.dat", 5, 1, 7, 8)
+    assert cs[3].atom.args[1].span == Span("edges.dat", 7, 5, 7, 6)
+    assert cs[5].dump_changes
+
+
+def test_several_statements_per_line():
+    cs = parse_commands("start; insert R(1); commit; dump R; exit;")
+    assert [type(c).__name__ for c in cs] == ["Start", "Update", "Commit", "Dump", "Exit"]
+    assert cs[3].span == S(1, 29, 1, 36)
+
+
+def test_empty_and_comment_only():
+    assert parse_commands("") == []
+    assert parse_commands("  \n# just a comment") == []
+    assert parse_commands("# c1\n\n# c2\n") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+def test_errors():
+    ex = perr("start;\ntimestamp;")
+    assert ex.message.startswith("unexpected 'timestamp', expected one of: 'clear', 'commit'")
+    assert (ex.span.line, ex.span.col) == (2, 1)
+    ex = perr("start;\ninsert R(1, 2)")
+    assert ex.message == "unexpected end of input, expected one of: ',', ';'"
+    assert (ex.span.line, ex.span.col) == (2, 15)
+    ex = perr("insert R(1 2);")
+    assert ex.message == "unexpected '2', expected one of: ')', ',', operator"
+    assert (ex.span.line, ex.span.col) == (1, 12)
+    ex = perr('start;\n  insert R("abc);\n')
+    assert (ex.message, ex.span.line, ex.span.col) == ("unterminated string literal", 2, 12)
+    ex = perr("commit\ndump;")
+    assert ex.message == "unexpected 'dump', expected one of: ';', 'dump_changes'"
+    assert (ex.span.line, ex.span.col) == (2, 1)
+    ex = perr("insert r(1);")
+    assert ex.message.startswith("unexpected 'r', expected one of: identifier")
+    ex = perr("start,")
+    assert ex.message == "unexpected ',', expected one of: ';'"
+    ex = perr("echo no end")
+    assert ex.message == "unexpected end of input, expected one of: ';'"
+    ex = perr("clear;")
+    assert ex.message == "unexpected ';', expected one of: identifier"
+
+
+def test_error_message_shows_the_line():
+    ex = perr("start;\ninsert R(1, ]);\n")
+    text = ex.format()
+    assert text.startswith("<input>:2:13: error: unexpected ']'")
+    assert text.splitlines()[1:] == ["  insert R(1, ]);", "              ^"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The splitter
+
+
+def test_splitter_returns_statements_as_their_terminators_arrive():
+    s = StatementSplitter("<stdin>")
+    assert s.feed("sta") == [] and s.pending
+    assert s.feed("rt;\ninsert R(1") == [Start(S(1, 1, 1, 7, "<stdin>"))]
+    assert s.pending
+    (u,) = s.feed(", 2),")
+    assert values(u) == [1, 2] and u.terminator == "," and u.span == S(2, 1, 2, 16, "<stdin>")
+    assert not s.pending
+    assert s.feed("  # a comment; with a terminator, in it") == [] and s.pending
+    assert s.feed("\n") == [] and not s.pending
+    assert s.feed("commit;") == [Commit(False, S(3, 1, 3, 8, "<stdin>"))]
+    s.finish()
+
+
+def test_splitter_ignores_terminators_in_strings_brackets_and_comments():
+    s = StatementSplitter()
+    assert s.feed('insert R("a;b,c", (1, 2), [3, 4], P{.x = 5}, "${"}"}")') == []
+    (u,) = s.feed(";")
+    assert u.atom.args[0].value == "a;b,c" and len(u.atom.args) == 5
+    assert s.feed("insert R(1, # no ; here\n 2);")[0].atom.args[1].value == 2
+
+
+def test_splitter_char_by_char_equals_parse_commands():
+    text = ('start;\ninsert R(1, "x;y"),  # c\ninsert R(.a = -2, .b = "z"); echo hi there;\n'
+            'delete R(3, "${u}");\ncommit dump_changes; dump; exit;\n')
+    s = StatementSplitter("<input>")
+    got = []
+    for ch in text:
+        got += s.feed(ch)
+    s.finish()
+    assert got == parse_commands(text)
+
+
+def test_splitter_continues_after_a_bad_statement():
+    s = StatementSplitter()
+    s.push("start; insert R(1 2); commit;")
+    it = iter(s)
+    assert isinstance(next(it), Start)
+    with pytest.raises(ParseError):
+        next(it)
+    assert s.feed("") == [Commit(False, S(1, 23, 1, 30, "<stdin>"))]
+
+
+def test_splitter_push_while_iterating():
+    s = StatementSplitter()
+    s.push("start; comm")
+    got = []
+    for c in s:
+        got.append(c)
+        if len(got) == 1:
+            s.push("it;")
+    assert [type(c).__name__ for c in got] == ["Start", "Commit"]
+
+
+def test_splitter_finish():
+    s = StatementSplitter()
+    s.feed("start;\ninsert R(")
+    with pytest.raises(ParseError) as info:
+        s.finish()
+    assert (info.value.span.line, info.value.span.col) == (2, 10)
+    assert "unexpected end of input" in info.value.message
+    s = StatementSplitter()
+    s.feed('insert R("abc')
+    with pytest.raises(ParseError, match="unterminated string literal"):
+        s.finish()
+    s = StatementSplitter()
+    s.feed("start;  # trailing comment without newline")
+    s.finish()
+
+
+def test_splitter_errors_show_the_statement_line():
+    s = StatementSplitter("<stdin>")
+    s.feed("start;\n")
+    with pytest.raises(ParseError) as info:
+        s.feed("  insert R(1, ]);\n")
+    assert info.value.format().splitlines() == [
+        "<stdin>:2:15: error: unexpected ']', expected one of: identifier, literal, '(', ')', "
+        "'-', '[', '_', 'if', 'match', 'not', '{', '|', '~'",
+        "    insert R(1, ]);", "                ^"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The regex reader of plain updates builds the same AST as the grammar
+
+_lit = st.one_of(
+    st.integers(-10**20, 10**20).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr).filter(lambda s: "inf" not in s),
+    st.sampled_from(["true", "false", "0", "-0", "007", "1e5", "2.5E-3", "-3.0"]),
+    st.text(st.characters(blacklist_characters='"\\$', blacklist_categories=("Cs",)),
+            max_size=8).map(lambda s: f'"{s}"'),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(["insert", "delete"]), rel=st.sampled_from(["R", "Edge_2"]),
+       args=st.lists(_lit, max_size=4), named=st.booleans(), term=st.sampled_from([",", ";"]),
+       sp=st.sampled_from(["", " ", "  ", "\n"]))
+def test_fast_updates_equal_grammar(kind, rel, args, named, term, sp):
+    items = [f".c{i}{sp}={sp}{a}" if named else a for i, a in enumerate(args)]
+    text = f"{kind} {rel}({sp}{(','+sp).join(items)}{sp}){sp}{term}"
+    loc = Located("<input>", text, 3, 5)
+    fast = parse_statement(text, loc)
+    slow = parse_statement(text, loc, fast=False)
+    assert fast == slow
+
+
+def test_fast_path_is_used_for_plain_updates():
+    from ddlog.commands import _fast_update
+    loc = Located("<input>", "", 0, 0)
+    assert _fast_update('insert R(1, "a", -2.5, true),', loc) is not None
+    assert _fast_update('insert R(.a = 1, .b = "x");', loc) is not None
+    assert _fast_update("insert R(Some{1});", loc) is None
+    assert _fast_update('insert R("${x}");', loc) is None
+
+
+def test_parse_speed_of_a_data_file():
+    import time
+    text = "start;\n" + "".join(f'insert E({i}, {i + 1}, "n{i}"),\n' for i in range(5000))
+    text += "commit;\n"
+    t = time.perf_counter()
+    cs = parse_commands(text)
+    assert len(cs) == 5002 and time.perf_counter() - t < 5
+
+
+# ---------------------------------------------------------------------------------------------
+# Constant values
+
+
+def val(text: str, ty):
+    return value_of(parse_expr(text), ty, "<input>", text)
+
+
+def verr(text: str, ty) -> DDlogError:
+    with pytest.raises(DDlogError) as info:
+        val(text, ty)
+    return info.value
+
+
+POINT = TStruct("P", (TCtor("P", (("x", BIGINT), ("y", STRING))),))
+SHAPE = TStruct("Shape", (TCtor("Circle", (("r", DOUBLE),)), TCtor("Square", (("s", DOUBLE),)),
+                          TCtor("Empty", ())))
+
+
+@pytest.mark.parametrize("text, ty, value", [
+    ("true", BOOL, True), ("false", BOOL, False),
+    ('"a"', STRING, "a"), ('"a\\nb"', STRING, "a\nb"),
+    ("5", BIGINT, 5), ("-5", BIGINT, -5), ("0x10", BIGINT, 16),
+    ("9223372036854775807", BIGINT, 2**63 - 1), ("-9223372036854775808", BIGINT, -2**63),
+    ("255", TInt(False, 8), 255), ("0", TInt(False, 8), 0), ("8'hff", TInt(False, 8), 255),
+    ("-128", TInt(True, 8), -128), ("127", TInt(True, 8), 127), ("8'sd-3", TInt(True, 8), -3),
+    ("18446744073709551615", TInt(False, 64), 2**64 - 1),
+    ("1.5", DOUBLE, 1.5), ("3", DOUBLE, 3.0), ("-2", DOUBLE, -2.0), ("1e300", DOUBLE, 1e300),
+    ("0.1", FLOAT, 0.10000000149011612),
+    ('(1, "a")', TTuple((BIGINT, STRING)), (1, "a")), ("()", TTuple(()), ()),
+    ("[3, 1, 3]", TVec(BIGINT), (3, 1, 3)), ("[]", TVec(BIGINT), ()),
+    ("[3, 1, 3]", TSet(BIGINT), (1, 3)), ('["b", "a"]', TSet(STRING), ("a", "b")),
+    ("Some{5}", TOption(BIGINT), 5), ("Some{.x = 5}", TOption(BIGINT), 5),
+    ("None", TOption(BIGINT), None), ("None{}", TOption(BIGINT), None),
+    ("[Some{1}, None]", TVec(TOption(BIGINT)), (1, None)),
+    ('P{1, "a"}', POINT, Record("P", (1, "a"))),
+    ('P{.y = "a", .x = 1}', POINT, Record("P", (1, "a"))),
+    ("Circle{2}", SHAPE, Record("Circle", (2.0,))), ("Empty", SHAPE, Record("Empty", ())),
+    ("Square{.s = 1.5}", SHAPE, Record("Square", (1.5,))),
+    ('[P{2, "b"}, P{1, "z"}]', TSet(POINT), (Record("P", (1, "z")), Record("P", (2, "b")))),
+])
+def test_value_of(text, ty, value):
+    got = val(text, ty)
+    assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize("text, ty, message", [
+    ('"a"', BIGINT, 'expected bigint, found string "a"'),
+    ("1", STRING, "expected string, found integer 1"),
+    ("1.5", BIGINT, "expected bigint, found float 1.5"),
+    ("true", BIGINT, "expected bigint, found bool true"),
+    ("1", BOOL, "expected bool, found integer 1"),
+    ("256", TInt(False, 8), "256 is out of range for bit<8> (0 to 255)"),
+    ("-1", TInt(False, 8), "-1 is out of range for bit<8> (0 to 255)"),
+    ("128", TInt(True, 8), "128 is out of range for signed<8> (-128 to 127)"),
+    ("9223372036854775808", BIGINT,
+     "9223372036854775808 is out of range for bigint (-9223372036854775808 to "
+     "9223372036854775807)"),
+    ("8'hff", TInt(False, 16), "expected bit<16>, found bit<8> literal 8'hff"),
+    ("8'hff", BIGINT, "expected bigint, found bit<8> literal 8'hff"),
+    ("8'd1", DOUBLE, "expected double, found bit<8> literal 8'd1"),
+    ("1e39", FLOAT, "1e39 is out of range for float"),
+    ("(1, 2)", TTuple((BIGINT,)), "expected (bigint), found a tuple of 2 element(s)"),
+    ('(1, 2)', TTuple((BIGINT, STRING)), "expected string, found integer 2"),
+    ("[1]", TTuple((BIGINT,)), "expected (bigint), found vector [1]"),
+    ("(1)", TVec(BIGINT), "expected Vec<bigint>, found integer 1"),
+    ('[1, "a"]', TSet(BIGINT), 'expected bigint, found string "a"'),
+    ("5", TOption(BIGINT), "expected Option<bigint>, found integer 5"),
+    ("Some{1, 2}", TOption(BIGINT), "expected Option<bigint>: write Some{v} or None"),
+    ("P{1}", POINT, "constructor P has 2 field(s), found 1"),
+    ("P{.x = 1}", POINT, "missing field(s) of P: y"),
+    ('P{.x = 1, .z = 2, .y = ""}', POINT, "constructor P has no field 'z'"),
+    ("Q{1}", POINT, "expected P, found constructor Q (the constructors of P are P)"),
+    ("Circle{true}", SHAPE, "expected double, found bool true"),
+    ("x", BIGINT, "expected bigint, found variable x"),
+    ("_", BIGINT, "expected bigint, found '_'"),
+    ("1 + 2", BIGINT, "expected bigint, found expression 1 + 2"),
+    ('"${x}"', STRING, 'expected string, found interpolated string "${x}"'),
+    ("1", TGroup(BIGINT, BIGINT), "values of type Group<bigint, bigint> cannot be written as "
+                                  "constants"),
+])
+def test_value_of_errors(text, ty, message):
+    ex = verr(text, ty)
+    assert ex.message == message
+    assert ex.span is not None and ex.span.line == 1
+
+
+def test_value_error_location_and_format():
+    (u,) = parse_commands('insert R(1,\n  "a");', file="d.dat")
+    with pytest.raises(DDlogError) as info:
+        value_of(u.atom.args[1], BIGINT, "d.dat", 'insert R(1,\n  "a");')
+    assert str(info.value).splitlines() == [
+        'd.dat:2:3: error: expected bigint, found string "a"', '    "a");', '    ^^^']
+
+
+def test_value_of_without_source_still_describes_the_value():
+    ex = None
+    try:
+        value_of(parse_expr('"a"'), BIGINT)
+    except DDlogError as e:
+        ex = e
+    assert ex.message == 'expected bigint, found string "a"'
+
+
+def test_value_of_accepts_an_unfolded_negation():
+    neg = ast.UnOp("-", ast.Lit(3, "int", S(1, 2, 1, 3)), S(1, 1, 1, 3))
+    assert value_of(neg, BIGINT) == -3
+
+
+REL = RelationInfo("R", "input", (("a", BIGINT), ("b", STRING), ("c", TOption(BOOL))),
+                   S(1, 1, 1, 1))
+
+
+def test_row_of():
+    row = lambda t: row_of(parse_commands(t)[0].atom, REL, "<input>", t)  # noqa: E731
+    assert row('insert R(1, "x", Some{true});') == (1, "x", True)
+    assert row('insert R(.c = None, .a = 2, .b = "y");') == (2, "y", None)
+    with pytest.raises(DDlogError, match=r"relation R has 3 column\(s\), found 2 value\(s\)"):
+        row('insert R(1, "x");')
+    with pytest.raises(DDlogError, match="missing column\\(s\\) of R: c"):
+        row('insert R(.a = 1, .b = "x");')
+    with pytest.raises(DDlogError, match="relation R has no column 'd'"):
+        row('insert R(.a = 1, .b = "x", .c = None, .d = 1);')
+    with pytest.raises(DDlogError, match="expected a record of R, found Q"):
+        row('insert Q(1, "x", None);')
+    with pytest.raises(DDlogError, match='expected bigint, found string "1"'):
+        row('insert R("1", "x", None);')
