@@ -103,3 +103,282 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     print(describe(load_file(args.program)))
     return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# explain
+
+
+@command("explain", "show the circuit each stratum compiles to (text, or Graphviz DOT)",
+         arg("program", metavar="PROGRAM.dl", help="the DDlog program"),
+         arg("--dot", metavar="FILE", help="also write the circuits as Graphviz DOT to FILE "
+                                           "('-' for standard output instead of the text)"))
+def cmd_explain(args: argparse.Namespace) -> int:
+    from ddlog.compiler import compile_program
+    from ddlog.explain import explain_dot, explain_text
+    from ddlog.frontend import load_file
+
+    compiled = compile_program(load_file(args.program).program)
+    if args.dot == "-":
+        sys.stdout.write(explain_dot(compiled))
+        return 0
+    sys.stdout.write(explain_text(compiled))
+    if args.dot:
+        with open(args.dot, "w", encoding="utf-8") as f:
+            f.write(explain_dot(compiled))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared by the commands that run the engine (ddlog/database.py, ddlog/shell.py do the work)
+
+SPARK_ARGS = (
+    arg("--master", metavar="URL", help="Spark master (default: $SPARK_MASTER or local[*])"),
+    arg("--conf", metavar="KEY=VALUE", action="append", default=[],
+        help="a Spark setting (repeatable); wins over ddlog's defaults"),
+)
+STATE_ARG = arg("--state", metavar="DIR", required=True, help="the state directory")
+FORMAT_ARG = arg("--format", choices=("text", "csv", "json"), default="text",
+                 help="output format (default: DDlog's text format)")
+
+
+def spark_options(args: argparse.Namespace):
+    from ddlog.database import SparkOptions
+
+    conf = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise DDlogError(f"--conf expects KEY=VALUE, got '{item}'")
+        conf[key.strip()] = value
+    return SparkOptions(args.master, conf)
+
+
+def progress_reporter():
+    """Progress on stderr (stratum, iteration, delta size), only when a person watches it."""
+    from runtime.stratum import stderr_progress
+
+    return stderr_progress if sys.stderr.isatty() else None
+
+
+def print_changes(db, changes: dict, fmt: str) -> None:
+    from ddlog import render
+
+    rows = db.change_rows(changes)
+    lines = (render.change_json_lines(db.relations, rows) if fmt == "json"
+             else render.change_lines(db.relations, rows))
+    sys.stdout.write("".join(line + "\n" for line in lines))
+
+
+# ---------------------------------------------------------------------------------------------
+# shell
+
+
+@command("shell", "read DDlog's command language (start; insert ..; commit; dump; ...) from "
+                  "stdin or a file",
+         arg("program", metavar="PROGRAM.dl", help="the DDlog program"),
+         arg("--state", metavar="DIR", help="keep the data in this state directory (created on "
+                                            "the first commit; it must belong to PROGRAM)"),
+         arg("--commands", metavar="FILE", help="read the commands from FILE instead of stdin"),
+         *SPARK_ARGS)
+def cmd_shell(args: argparse.Namespace) -> int:
+    from ddlog.database import Database
+    from ddlog.shell import Shell
+
+    db = Database.for_program(args.program, args.state, spark_options(args))
+    try:
+        if args.commands is not None:
+            with open(args.commands, encoding="utf-8") as f:
+                text = f.read()
+            return Shell(db, progress=progress_reporter()).run_text(text, args.commands)
+        if sys.stdin.isatty():
+            return Shell(db, interactive=True, progress=progress_reporter()).run_terminal()
+        return Shell(db, progress=progress_reporter()).run_stream(sys.stdin)
+    finally:
+        db.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# run
+
+
+@command("run", "create a state directory: bind inputs to sources and outputs to sinks, and "
+                "commit the sources as the first epoch",
+         arg("program", metavar="PROGRAM.dl", help="the DDlog program"),
+         STATE_ARG,
+         arg("--input", metavar="R=SOURCE", action="append", default=[],
+             help="bind input relation R to table:NAME, parquet:PATH, csv:PATH, json:PATH or a "
+                  "FILE.dat (a bare FILE.dat binds every input it is not told otherwise)"),
+         arg("--output", metavar="R=SINK", action="append", default=[],
+             help="write relation R to table:NAME, parquet:PATH, csv:PATH or json:PATH after "
+                  "each commit"),
+         *SPARK_ARGS)
+def cmd_run(args: argparse.Namespace) -> int:
+    from ddlog.database import Database, Transaction
+    from ddlog.bindings import bind, source_frames
+
+    db = Database.create(args.program, args.state, spark_options(args))
+    try:
+        bind(db, args.input, args.output)  # validated before Spark starts
+        txn = Transaction()
+        for rel, df in source_frames(db).items():
+            txn.add_frame(rel, 1, df)
+        changes = db.commit(txn, progress_reporter())
+        sinks = db.write_sinks()
+        print(f"epoch {db.epoch} committed to {db.state.path}")
+        for name in db.output_names:
+            n = changes[name].count() if name in changes else 0
+            print(f"  {name}: {n} row{'s' if n != 1 else ''}")
+        for s in sinks:
+            print(f"  wrote {s}")
+        return 0
+    finally:
+        db.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# feed
+
+
+class _UpdateAction(argparse.Action):
+    """--insert / --delete keep their relative order in one list."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = getattr(namespace, self.dest, None) or []
+        items.append((self.const, values))
+        setattr(namespace, self.dest, items)
+
+
+@command("feed", "commit one transaction (a .dat file, stdin, or --insert/--delete) to a state "
+                 "and print the output changes",
+         arg("file", metavar="FILE.dat", nargs="?",
+             help="DDlog commands (insert, delete, clear; start/commit are optional)"),
+         STATE_ARG,
+         arg("--insert", metavar="'R(..)'", dest="updates", action=_UpdateAction,
+             const="insert", help="insert a record (repeatable)"),
+         arg("--delete", metavar="'R(..)'", dest="updates", action=_UpdateAction,
+             const="delete", help="delete a record (repeatable)"),
+         arg("--epoch", metavar="N", type=int,
+             help="the epoch this transaction must become: skipped if it is already committed "
+                  "(replays are idempotent)"),
+         arg("--format", choices=("text", "json"), default="text",
+             help="how to print the changes (default: DDlog's text format)"),
+         *SPARK_ARGS)
+def cmd_feed(args: argparse.Namespace) -> int:
+    from ddlog.database import Database, Transaction
+    from ddlog.shell import feed_commands
+
+    db = Database.open(args.state, spark_options(args))
+    try:
+        if args.epoch is not None:
+            if args.epoch <= db.epoch:
+                print(f"epoch {args.epoch} is already committed (the state is at epoch "
+                      f"{db.epoch}): skipped", file=sys.stderr)
+                return 0
+            if args.epoch != db.epoch + 1:
+                raise DDlogError(f"--epoch {args.epoch} would skip epochs: the state is at "
+                                 f"epoch {db.epoch}, the next one is {db.epoch + 1}")
+        txn = Transaction()
+        given = False
+        if args.file is not None:
+            with open(args.file, encoding="utf-8") as f:
+                feed_commands(db, txn, f.read(), args.file)
+            given = True
+        elif not args.updates and not sys.stdin.isatty():
+            feed_commands(db, txn, sys.stdin.read(), "<stdin>")
+            given = True
+        for kind, text in args.updates or []:
+            feed_commands(db, txn, f"{kind} {text.strip().rstrip(';')};", f"--{kind}")
+            given = True
+        if not given:
+            raise DDlogError("nothing to feed: give a FILE.dat, --insert or --delete (or pipe "
+                             "commands to stdin)")
+        changes = db.commit(txn, progress_reporter())
+        print_changes(db, changes, args.format)
+        db.write_sinks()
+        return 0
+    finally:
+        db.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# refresh
+
+
+@command("refresh", "re-read the bound sources and commit their differences from the stored "
+                    "inputs as one epoch",
+         STATE_ARG, FORMAT_ARG, *SPARK_ARGS)
+def cmd_refresh(args: argparse.Namespace) -> int:
+    from ddlog.database import Database, Transaction
+    from ddlog.bindings import source_frames
+
+    db = Database.open(args.state, spark_options(args))
+    try:
+        if not db.inputs:
+            raise DDlogError(f"state {db.state.path} has no bound sources to refresh (bind them "
+                             f"with `ddlog run --input R=SOURCE`)")
+        txn = Transaction()
+        for rel, src in source_frames(db).items():
+            src = src.distinct()
+            stored = db.value_frame(rel)
+            txn.add_frame(rel, -1, stored.subtract(src))
+            txn.add_frame(rel, 1, src.subtract(stored))
+        changes = db.commit(txn, progress_reporter())
+        print_changes(db, changes, "json" if args.format == "json" else "text")
+        db.write_sinks()
+        return 0
+    finally:
+        db.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# query, sql
+
+
+@command("query", "print a relation of a state",
+         STATE_ARG,
+         arg("relation", metavar="RELATION", help="the relation to print"),
+         FORMAT_ARG,
+         arg("--limit", metavar="N", type=int, help="print at most N records"),
+         *SPARK_ARGS)
+def cmd_query(args: argparse.Namespace) -> int:
+    from ddlog import render
+    from ddlog.database import Database
+
+    db = Database.open(args.state, spark_options(args), writer=False)
+    try:
+        info = db.relation(args.relation)
+        rows = db.rows(info.name, limit=args.limit)
+        sys.stdout.write(render.relation_text(info, rows, args.format))
+        return 0
+    finally:
+        db.close()
+
+
+@command("sql", "run a Spark SQL query over a state (every relation is a view)",
+         STATE_ARG,
+         arg("query", metavar="SQL", help="the query, e.g. \"SELECT * FROM Path WHERE src = 1\""),
+         FORMAT_ARG,
+         arg("--limit", metavar="N", type=int, help="print at most N rows"),
+         *SPARK_ARGS)
+def cmd_sql(args: argparse.Namespace) -> int:
+    from pyspark.errors import PySparkException
+
+    from ddlog import render
+    from ddlog.database import Database
+
+    db = Database.open(args.state, spark_options(args), writer=False)
+    try:
+        for name in db.relations:
+            db.named(name, db.value_frame(name)).createOrReplaceTempView(name)
+        try:
+            df = db.spark.sql(args.query)
+            if args.limit is not None:
+                df = df.limit(args.limit)
+            rows = df.collect()
+        except PySparkException as err:
+            raise DDlogError(f"sql: {str(err).strip()}") from None
+        sys.stdout.write(render.table_text(df.columns, rows, args.format))
+        return 0
+    finally:
+        db.close()

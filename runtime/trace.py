@@ -32,6 +32,7 @@ class Batch:
     lo: int  # lowest iteration present
     hi: int  # highest iteration present
     rows: int
+    path: str | None = None  # where durable state stored it (runtime/state.py), if it did
 
 
 def _select(batches: list[Batch], lo: int, hi: int) -> DataFrame | None:
@@ -99,7 +100,8 @@ class Trace:
         fr = persist(df.select(*self.columns, ITER, WEIGHT)) if df is not None else None
         if fr is None:
             return None
-        return Batch(fr.df, min(b.lo for b in batches), max(b.hi for b in batches), fr.rows)
+        return Batch(fr.df, min(b.lo for b in batches), max(b.hi for b in batches), fr.rows,
+                     getattr(fr, "path", None))
 
     def epoch_change(self) -> DataFrame | None:
         """Σ over iterations of this epoch's deltas (not consolidated)."""

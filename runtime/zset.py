@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import reduce
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column
+from pyspark.sql.classic.dataframe import DataFrame
 from pyspark.sql import functions as F
 
 from runtime.schema import ITER, WEIGHT
@@ -35,18 +36,19 @@ class Frame:
 
 def materialize(df: DataFrame | None, tag: str | None = None,
                 expect_large: bool = False) -> Frame | None:
-    """Cut the lineage (a local checkpoint on the executors) and count the rows, per `tag`
-    value too; None if empty.
+    """Cut the lineage (a local checkpoint on the executors, see checkpoint_leaf) and count the
+    rows, per `tag` value too; None if empty.
 
-    A lazy checkpoint is written by the first action on it, so one action both materialises
-    and measures: a collect of at most LOCAL_ROWS + 1 rows when the result is expected small,
-    a count otherwise. (Data re-created from the driver with createDataFrame would be cheaper
+    The checkpoint is written by the first action on it, so one action both materialises and
+    measures: a collect when the result is expected small (the caller says when its last
+    result was large), a count otherwise. (Data re-created from the driver with createDataFrame would be cheaper
     to collect but far dearer to scan: PySpark re-reads it through Python workers.)"""
     if df is None:
         return None
-    cp = df.localCheckpoint(eager=False)
+    cp = checkpoint_leaf(df)
     if not expect_large:
-        rows = cp.limit(LOCAL_ROWS + 1).collect()
+        # a plain collect: `limit` would scan partitions in rounds, one job per round
+        rows = cp.collect()
         if len(rows) <= LOCAL_ROWS:
             if not rows:
                 return None
@@ -62,6 +64,21 @@ def materialize(df: DataFrame | None, tag: str | None = None,
     counts = {r[0]: r[1] for r in cp.groupBy(tag).count().collect()}
     n = sum(counts.values())
     return Frame(cp, n, counts) if n else None
+
+
+def checkpoint_leaf(df: DataFrame) -> DataFrame:
+    """`df`'s rows behind a new plan leaf: a local checkpoint (written by the first action on
+    the result), without the plan's lineage *or* its statistics.
+
+    Not `Dataset.localCheckpoint`: that keeps the size estimate of the plan it cuts, Catalyst
+    multiplies estimates through joins, and fixpoints join data derived from earlier
+    checkpoints with each other, so the estimates' exponents compound until optimising a plan
+    takes minutes (measured: epoch 7 of a 4-node transitive closure took 400 s). A leaf made
+    from the checkpointed RDD starts from the default estimate every time."""
+    spark = df.sparkSession
+    jrdd = df._jdf.javaRDD()  # external rows: safe copies, converted on the JVM only
+    jrdd.rdd().localCheckpoint()
+    return DataFrame(spark._jsparkSession.createDataFrame(jrdd, df._jdf.schema()), spark)
 
 
 def union_all(dfs: list[DataFrame | None]) -> DataFrame | None:
@@ -119,21 +136,17 @@ def join(a: DataFrame, b: DataFrame, a_keys: list[str], b_keys: list[str], a_out
 
 
 def semijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str]) -> DataFrame:
-    """Rows of `df` whose `cols` occur in `keys_df` (which has exactly `cols`).
-
-    Written as an inner join with the distinct keys rather than a `left_semi` join: Spark pushes
-    semi and anti joins into every branch of a union (a trace is a union of batches), which
-    multiplies the broadcasts; an inner join stays on top of the union."""
+    """Rows of `df` whose `cols` occur in `keys_df` (which has exactly `cols`; duplicates in it
+    do not matter). The key side is small: broadcast it."""
     if not cols:
         return df
-    rk = keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols]).distinct()
-    j = df.join(F.broadcast(rk), null_safe_on(cols, [f"s__{c}" for c in cols]), "inner")
-    return j.select(*df.columns)
+    rk = keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols])
+    return df.join(F.broadcast(rk), null_safe_on(cols, [f"s__{c}" for c in cols]),
+                   "left_semi")
 
 
 def antijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str]) -> DataFrame:
-    """Rows of `df` whose `cols` do not occur in `keys_df` (see semijoin_keys)."""
-    rk = (keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols]).distinct()
-          .withColumn("s__hit", F.lit(True)))
-    j = df.join(F.broadcast(rk), null_safe_on(cols, [f"s__{c}" for c in cols]), "left")
-    return j.filter(F.col("s__hit").isNull()).select(*df.columns)
+    """Rows of `df` whose `cols` do not occur in `keys_df`."""
+    rk = keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols])
+    return df.join(F.broadcast(rk), null_safe_on(cols, [f"s__{c}" for c in cols]),
+                   "left_anti")

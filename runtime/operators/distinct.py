@@ -43,7 +43,7 @@ class DistinctOp:
         d = drop_iter(v.cur(i, i))
         if d is None and i not in self.hist_iters:
             return None
-        keys_d = d.select(*cols).distinct() if d is not None else None
+        keys_d = d.select(*cols) if d is not None else None
         hist = union_all([self.hist, self._new_history(i, keys_d)])
         out = self._delta(i, d, keys_d, hist)
         # One job materialises both the output (tagged _i = -1) and the grown history.
@@ -110,7 +110,7 @@ class DistinctOp:
         past = v.past(0, 0)
         if past is not None:
             small = v.cur_rows(0, 0) <= BROADCAST_ROWS
-            keys = d.select(*cols).distinct()
+            keys = d.select(*cols)
             a = semijoin_keys(drop_iter(past), keys, cols) if small else drop_iter(past)
             parts.append(a.select(*cols, F.col(WEIGHT).alias("w2"), zero.alias("w")))
         s = union_all(parts).groupBy(*cols).agg(F.sum("w2").alias("w2"), F.sum("w").alias("w"))

@@ -47,7 +47,7 @@ class GroupByOp:
         d = drop_iter(self.view.cur(0, 0))
         if d is None:
             return None
-        changed = d.select(*self.keys).distinct()
+        changed = d.select(*self.keys)
         past = self.view.past(0, 0)
         old = semijoin_keys(drop_iter(past), changed, self.keys) if past is not None else None
         new = union_all([old, d])

@@ -1,0 +1,66 @@
+"""Bound sources and sinks of a state (`ddlog run --input R=SOURCE --output R=SINK`): checking
+the bindings against the program, and reading every bound input as a DataFrame.
+
+Bindings live in the state's manifest (relation -> spec text), so `refresh` and every later
+commit know them. A bare `FILE.dat` is stored under "*": it supplies every input relation that
+no other binding names.
+"""
+from __future__ import annotations
+
+from ddlog.database import Database, read_dat
+from runtime.io import BindingError, parse_binding, parse_spec, read_source
+
+ALL = "*"
+
+
+def bind(db: Database, inputs: list[str], outputs: list[str]) -> None:
+    """Check `--input` / `--output` arguments and record them on the database (they are
+    stored with its next commit)."""
+    bound: dict[str, str] = {}
+    for text in inputs:
+        rel, spec = parse_binding(text)
+        key = ALL if rel is None else rel
+        if rel is not None:
+            db.input_relation(rel, verb="bind")
+        if key in bound:
+            what = "a bare .dat file" if key == ALL else f"relation {rel}"
+            raise BindingError(f"--input {text}: {what} is bound twice")
+        bound[key] = str(spec)
+    sinks: dict[str, str] = {}
+    for text in outputs:
+        rel, spec = parse_binding(text, sink=True)
+        info = db.relation(rel)
+        if info.role == "internal":
+            raise BindingError(f"--output {text}: {rel} is an internal relation; declare it "
+                               f"`output relation` to write it out")
+        if rel in sinks:
+            raise BindingError(f"--output {text}: relation {rel} is bound twice")
+        if spec.kind == "csv":
+            from runtime.io import check_csv_columns
+
+            check_csv_columns(info, spec)
+        sinks[rel] = str(spec)
+    db.inputs, db.outputs = bound, sinks
+
+
+def source_frames(db: Database) -> dict:
+    """Every bound input relation's rows now (DataFrames c0..cN, possibly with duplicates)."""
+    out = {}
+    dats: dict[str, dict[str, set[tuple]]] = {}
+    for key, text in sorted(db.inputs.items()):
+        spec = parse_spec(text)
+        if spec.kind == "dat":
+            if spec.target not in dats:
+                try:
+                    dats[spec.target] = read_dat(db, spec.target)
+                except OSError as err:
+                    raise BindingError(f"cannot read {spec}: {err.strerror}") from None
+            rows = dats[spec.target]
+            targets = ([key] if key != ALL
+                       else [r for r in db.input_names if r not in db.inputs])
+            for rel in targets:
+                out[rel] = db.frame_of_rows(db.relations[rel], sorted(rows.get(rel, ()),
+                                                                      key=repr))
+        else:
+            out[key] = read_source(db.spark, spec, db.relations[key])
+    return out

@@ -1,0 +1,175 @@
+"""Printing relations and changes: DDlog's text format, CSV and JSON lines.
+
+    dump R;               R{.src = 1, .dst = 2}                  (one record per line, sorted)
+    dump;                 R:  records  (empty line)              (each output relation by name)
+    commit dump_changes;  R:  R{.src = 1, .dst = 2}: +1          (each relation that changed)
+
+JSON lines: one object per record, `{"src": 1, "dst": 2}`; a change adds the relation and the
+weight: `{"relation": "R", "weight": 1, "record": {...}}`. Values map as: tuples and Vec/Set to
+arrays, Option to the value or null, structs to objects (an enum's constructor under "_tag").
+CSV: a header of the declared column names; scalars as they are, other values in DDlog's text
+form.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from typing import Any, Iterable
+
+from ddlog.checked import RelationInfo
+from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
+                         TVec, Type)
+from ddlog.values import format_record, format_value
+
+FORMATS = ("text", "csv", "json")
+
+Changes = dict[str, list[tuple[tuple, int]]]
+
+
+def record(info: RelationInfo, row: tuple) -> str:
+    return format_record(info.name, info.columns, row)
+
+
+def dump_lines(info: RelationInfo, rows: Iterable[tuple]) -> list[str]:
+    return [record(info, r) for r in rows]
+
+
+def change_lines(relations: dict[str, RelationInfo], changes: Changes) -> list[str]:
+    """`commit dump_changes;` / `ddlog feed`: DDlog's format."""
+    out = []
+    for name in sorted(changes):
+        out.append(f"{name}:")
+        out.extend(f"{record(relations[name], r)}: {w:+d}" for r, w in changes[name])
+    return out
+
+
+def change_json_lines(relations: dict[str, RelationInfo], changes: Changes) -> list[str]:
+    out = []
+    for name in sorted(changes):
+        info = relations[name]
+        for r, w in changes[name]:
+            out.append(json.dumps({"relation": name, "weight": w,
+                                   "record": json_record(info, r)}))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON
+
+
+def json_value(v: Any, t: Type) -> Any:
+    if v is None:
+        return None
+    if isinstance(t, (TBool, TString, TInt)):
+        return v
+    if isinstance(t, TFloat):
+        return v if math.isfinite(v) else str(v)  # JSON has no inf / nan
+    if isinstance(t, TTuple):
+        return [json_value(x, it) for x, it in zip(v, t.items)]
+    if isinstance(t, (TVec, TSet)):
+        return [json_value(x, t.elem) for x in v]
+    if isinstance(t, TOption):
+        return json_value(v, t.elem)
+    if isinstance(t, TStruct):
+        ctor = t.ctor(v.ctor)
+        obj = {"_tag": v.ctor} if t.is_enum else {}
+        obj.update({n: json_value(x, ft) for (n, ft), x in zip(ctor.fields, v.values)})
+        return obj
+    if isinstance(t, TGroup):
+        return {"key": json_value(v.key, t.key), "items": [json_value(x, t.elem)
+                                                           for x in v.items]}
+    raise TypeError(f"cannot convert a value of type {t}")
+
+
+def json_record(info: RelationInfo, row: tuple) -> dict:
+    return {n: json_value(v, t) for (n, t), v in zip(info.columns, row)}
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV
+
+
+def csv_cell(v: Any, t: Type) -> str:
+    if v is None:
+        return ""
+    if isinstance(t, TOption):
+        return csv_cell(v, t.elem)
+    if isinstance(t, TString):
+        return v
+    if isinstance(t, (TBool, TInt, TFloat)):
+        return format_value(v, t)
+    return format_value(v, t)
+
+
+def csv_text(info: RelationInfo, rows: Iterable[tuple]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(info.column_names)
+    for r in rows:
+        w.writerow([csv_cell(v, t) for v, t in zip(r, info.column_types)])
+    return buf.getvalue()
+
+
+def relation_text(info: RelationInfo, rows: list[tuple], fmt: str) -> str:
+    """`ddlog query`: a relation's rows in one of FORMATS."""
+    if fmt == "csv":
+        return csv_text(info, rows)
+    if fmt == "json":
+        lines = [json.dumps(json_record(info, r)) for r in rows]
+    else:
+        lines = dump_lines(info, rows)
+    return "".join(line + "\n" for line in lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# SQL results (plain Spark rows)
+
+
+def _plain(v: Any) -> Any:
+    """A Spark value as JSON-friendly Python."""
+    from pyspark.sql import Row
+
+    if isinstance(v, Row):
+        return {k: _plain(x) for k, x in v.asDict().items()}
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (str, int, float)):
+        return str(v)
+    return json.dumps(_plain(v))
+
+
+def table_text(columns: list[str], rows: list, fmt: str) -> str:
+    """`ddlog sql`: a result set as an aligned table, CSV or JSON lines."""
+    if fmt == "json":
+        return "".join(json.dumps({c: _plain(r[k]) for k, c in enumerate(columns)}) + "\n"
+                       for r in rows)
+    cells = [[_cell(r[k]) for k in range(len(columns))] for r in rows]
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(columns)
+        w.writerows([["" if r[k] is None else c for k, c in enumerate(row)]
+                     for r, row in zip(rows, cells)])
+        return buf.getvalue()
+    widths = [max([len(c)] + [len(row[k]) for row in cells]) for k, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(lines) + "\n"

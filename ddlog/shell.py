@@ -1,0 +1,228 @@
+"""`ddlog shell`: DDlog's command language, read from a terminal, a pipe or a file, run on one
+Database (one SparkSession for the whole stream).
+
+Every statement runs as soon as its terminator arrives. An error prints `file:line:col: error:
+...` on stderr and rejects the open transaction (its updates are dropped; a durable state keeps
+its last committed epoch). As DDlog does, a terminal session goes on after an error, while a
+script (stdin not a terminal, or --commands FILE) stops with exit status 1.
+
+Semantics, following DDlog's CLI: updates and `clear` only inside `start; ... commit;`;
+`start;` inside a transaction, and `commit;`/`rollback;` outside one, are errors; `dump R;`
+prints the committed value (what a transaction has buffered is not evaluated until it
+commits); input that ends inside a transaction leaves it uncommitted, with a warning.
+"""
+from __future__ import annotations
+
+import sys
+from collections import deque
+from typing import Callable, Iterator, TextIO
+
+from ddlog import commands as C
+from ddlog import render
+from ddlog.database import Database, Transaction
+from ddlog.errors import DDlogError
+
+PROMPT = ">> "
+CONTINUE = ".. "
+
+
+class SourceWindow:
+    """The last lines of a stream, for the caret line of error messages (a piped stream is not
+    kept whole: it may be any size)."""
+
+    def __init__(self, keep: int = 5000):
+        self.first = 1  # line number of lines[0]
+        self.lines: deque[str] = deque()
+        self.keep = keep
+        self.partial = ""
+
+    def add(self, text: str) -> None:
+        text = self.partial + text
+        parts = text.split("\n")
+        self.partial = parts.pop()
+        for p in parts:
+            self.lines.append(p)
+            if len(self.lines) > self.keep:
+                self.lines.popleft()
+                self.first += 1
+
+    def text(self) -> str:
+        return "\n" * (self.first - 1) + "\n".join([*self.lines, self.partial])
+
+
+class Shell:
+    def __init__(self, db: Database, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
+                 interactive: bool = False, progress: Callable[[str], None] | None = None):
+        self.db = db
+        self.out, self.err = out, err
+        self.interactive = interactive
+        self.progress = progress
+        self.txn: Transaction | None = None
+        self.file = "<stdin>"
+        self.source: Callable[[], str | None] = lambda: None
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def run_text(self, text: str, file: str) -> int:
+        """A whole command file (--commands FILE)."""
+        self.file = file
+        self.source = lambda: text
+        return self._run(iter([text]), C.StatementSplitter(file, source=text))
+
+    def run_stream(self, stream: TextIO, file: str = "<stdin>") -> int:
+        """A pipe: each line is run as soon as it is read."""
+        self.file = file
+        window = SourceWindow()
+        self.source = window.text
+
+        def lines() -> Iterator[str]:
+            while True:
+                line = stream.readline()
+                if not line:
+                    return
+                window.add(line)
+                yield line
+        return self._run(lines(), C.StatementSplitter(file))
+
+    def run_terminal(self) -> int:
+        """A terminal: prompts, line editing where readline is available."""
+        try:
+            import readline  # noqa: F401  (input() gains history and editing)
+        except ImportError:  # pragma: no cover
+            pass
+        window = SourceWindow()
+        self.source = window.text
+        splitter = C.StatementSplitter("<stdin>")
+
+        def lines() -> Iterator[str]:
+            while True:
+                try:
+                    line = input(CONTINUE if splitter.pending else PROMPT) + "\n"
+                except EOFError:
+                    self.out.write("\n")
+                    return
+                except KeyboardInterrupt:
+                    self.out.write("\n")
+                    continue
+                window.add(line)
+                yield line
+        return self._run(lines(), splitter)
+
+    def _run(self, chunks: Iterator[str], splitter: C.StatementSplitter) -> int:
+        for chunk in chunks:
+            splitter.push(chunk)
+            status = self._drain(splitter)
+            if status is not None:
+                return status
+        try:
+            splitter.finish()
+        except DDlogError as err:
+            self._report(err)
+            return 1
+        return self._end()
+
+    def _drain(self, splitter: C.StatementSplitter) -> int | None:
+        """Run every complete statement; an exit status when the session is over."""
+        while True:
+            try:
+                for cmd in splitter:
+                    if not self.execute(cmd):
+                        return self._end()
+                return None
+            except DDlogError as err:
+                # the bad statement is consumed: iterating again goes on after it
+                self._report(err)
+                if not self.interactive:
+                    return 1
+
+    def _end(self) -> int:
+        if self.txn is not None:
+            self.err.write("warning: the input ended inside a transaction; its updates were "
+                           "not committed\n")
+        return 0
+
+    def _report(self, err: DDlogError) -> None:
+        self.out.flush()
+        self.err.write(err.format() + "\n")
+        if self.txn is not None:
+            self.txn = None
+            self.err.write("the transaction was rolled back\n")
+        self.err.flush()
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def execute(self, cmd: C.Command) -> bool:
+        """Run one command; False after `exit;`. Errors are DDlogErrors located at the command
+        (or at the part of it that is wrong)."""
+        try:
+            return self._execute(cmd)
+        except DDlogError as err:
+            if err.span is None:
+                err.span, err.source = cmd.span, self.source()
+            raise
+        finally:
+            self.out.flush()
+
+    def _execute(self, cmd: C.Command) -> bool:
+        db = self.db
+        if isinstance(cmd, C.Start):
+            if self.txn is not None:
+                raise self._error("start: a transaction is already in progress", cmd)
+            self.txn = Transaction()
+        elif isinstance(cmd, C.Commit):
+            if self.txn is None:
+                raise self._error("commit: no transaction in progress", cmd)
+            txn = self.txn
+            changes = db.commit(txn, self.progress)
+            self.txn = None
+            if cmd.dump_changes:
+                self._print(render.change_lines(db.relations, db.change_rows(changes)))
+            if db.outputs:
+                db.write_sinks()
+        elif isinstance(cmd, C.Rollback):
+            if self.txn is None:
+                raise self._error("rollback: no transaction in progress", cmd)
+            self.txn = None
+        elif isinstance(cmd, (C.Update, C.Clear)):
+            verb = cmd.kind if isinstance(cmd, C.Update) else "clear"
+            if self.txn is None:
+                raise self._error(f"{verb} outside a transaction: start one with `start;`", cmd)
+            db.apply(self.txn, cmd, self.file, self.source())
+        elif isinstance(cmd, C.Dump):
+            if cmd.relation is None:
+                for name in db.output_names:
+                    self._print([f"{name}:", *render.dump_lines(db.relations[name],
+                                                                db.rows(name)), ""])
+            else:
+                info = db.relation(cmd.relation, cmd.span, self.source())
+                self._print(render.dump_lines(info, db.rows(info.name)))
+        elif isinstance(cmd, C.Echo):
+            self._print([cmd.text])
+        elif isinstance(cmd, C.Exit):
+            return False
+        return True
+
+    def _error(self, message: str, cmd: C.Command) -> DDlogError:
+        return DDlogError(message, cmd.span, self.source())
+
+    def _print(self, lines: list[str]) -> None:
+        self.out.write("".join(line + "\n" for line in lines))
+
+
+def feed_commands(db: Database, txn: Transaction, text: str, file: str) -> None:
+    """`ddlog feed`: the updates of a command text, all into one transaction. `start;` and
+    `commit;` are accepted and ignored (so a DDlog .dat file can be fed as it is), `echo` goes
+    to stderr, `exit;` stops reading; `rollback;` and `dump` have no meaning here."""
+    for cmd in C.parse_commands(text, file):
+        if isinstance(cmd, (C.Update, C.Clear)):
+            db.apply(txn, cmd, file, text)
+        elif isinstance(cmd, C.Echo):
+            sys.stderr.write(cmd.text + "\n")
+        elif isinstance(cmd, C.Exit):
+            return
+        elif isinstance(cmd, C.Rollback):
+            raise DDlogError("rollback: `ddlog feed` commits exactly one transaction", cmd.span,
+                             text)
+        elif isinstance(cmd, C.Dump):
+            raise DDlogError("dump: `ddlog feed` only takes updates; use `ddlog query`",
+                             cmd.span, text)

@@ -1,0 +1,346 @@
+"""Differential testing of the Spark engine against the oracle (DESIGN 8).
+
+A `Differential` drives one `ddlog.api.Program` through many epochs. Every epoch's updates go to
+the engine (through the public API) and, through `apply_updates`, to the oracle's inputs; after
+the commit it checks
+
+- every declared relation (inputs, outputs and internal ones) equals the oracle's value on the
+  same inputs, and
+- every output's change returned by `commit()` equals the difference of the oracle's values
+  before and after the epoch (+1 for new rows, -1 for removed ones, nothing else).
+
+Random workloads (`random_epochs`) are seeded; every assertion message names the program, the
+seed and the epoch, so `DDLOG_TEST_SEED=<seed>` replays a failure exactly.
+
+Values are generated per column type (`ValueGen`) from tiny domains so that graphs are dense and
+cyclic; a `Workload` overrides the generator per relation where generic data would not
+terminate or would be uninteresting (an acyclic graph for programs that build strings along
+paths, ages spread over a wide range, ...).
+"""
+from __future__ import annotations
+
+import os
+import random
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import networkx as nx
+
+from ddlog.checked import CheckedProgram, RelationInfo
+from ddlog.types import (TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, TVec,
+                         Type)
+from ddlog.values import Record, canonical_set, sort_key, wrap_int
+from tests.oracle import apply_updates, evaluate
+
+Rows = dict[str, set[tuple]]
+Update = tuple[str, str, tuple]  # ('insert' | 'delete', relation, row)
+RowGen = Callable[[random.Random, Rows], tuple]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the engine
+
+
+def from_rows(rows: Iterable, types: tuple[Type, ...]) -> list[tuple]:
+    """Spark Rows (declared columns first, in order) → Python values (ddlog/values.py)."""
+    from runtime.schema import from_spark
+
+    return [tuple(from_spark(r[k], t) for k, t in enumerate(types)) for r in rows]
+
+
+def engine_relation(p, name: str) -> set[tuple]:
+    """A relation's current contents, as a set of Python rows. Duplicates would mean the engine
+    holds a row with a weight other than 1 somewhere, so they are an error too."""
+    info = p.relations[name]
+    rows = from_rows(p.relation(name).collect(), info.column_types)
+    dup = [r for r, n in Counter(rows).items() if n > 1]
+    assert not dup, f"{name} returned duplicate rows: {_show(dup)}"
+    return set(rows)
+
+
+def engine_change(info: RelationInfo, df) -> dict[tuple, int]:
+    """An output's change DataFrame (declared columns + weight, the last column) → {row: w}."""
+    out: dict[tuple, int] = {}
+    for r in df.collect():
+        row = from_rows([r], info.column_types)[0]
+        out[row] = out.get(row, 0) + r[len(r) - 1]
+    return {row: w for row, w in out.items() if w != 0}
+
+
+def expected_change(old: set[tuple], new: set[tuple]) -> dict[tuple, int]:
+    return {**{r: 1 for r in new - old}, **{r: -1 for r in old - new}}
+
+
+def _show(rows: Iterable, limit: int = 12) -> str:
+    rows = sorted(rows, key=sort_key)
+    text = ", ".join(repr(r) for r in rows[:limit])
+    return text + (f", ... ({len(rows)} in all)" if len(rows) > limit else "")
+
+
+def diff_message(name: str, engine: set[tuple], oracle: set[tuple]) -> str:
+    return (f"{name}: engine has {len(engine)} rows, oracle {len(oracle)}; "
+            f"missing from engine: [{_show(oracle - engine)}]; "
+            f"extra in engine: [{_show(engine - oracle)}]")
+
+
+# ---------------------------------------------------------------------------------------------
+# Values
+
+
+@dataclass
+class ValueGen:
+    """Random values of a column type from small domains (so that random rows collide, join
+    and form cycles). Records pick a constructor uniformly, Options are None a quarter of the
+    time, Vecs and Sets hold 0..2 elements."""
+
+    ints: tuple[int, ...] = tuple(range(6))
+    strings: tuple[str, ...] = ("a", "b", "c", "d", "e")
+    floats: tuple[float, ...] = (0.0, 0.5, 1.5, 2.0)
+    max_len: int = 2
+
+    def value(self, rng: random.Random, t: Type) -> Any:
+        if isinstance(t, TBool):
+            return rng.random() < 0.5
+        if isinstance(t, TInt):
+            return wrap_int(rng.choice(self.ints), t)
+        if isinstance(t, TString):
+            return rng.choice(self.strings)
+        if isinstance(t, TFloat):
+            return rng.choice(self.floats)
+        if isinstance(t, TOption):
+            return None if rng.random() < 0.25 else self.value(rng, t.elem)
+        if isinstance(t, TTuple):
+            return tuple(self.value(rng, it) for it in t.items)
+        if isinstance(t, TVec):
+            return tuple(self.value(rng, t.elem) for _ in range(rng.randint(0, self.max_len)))
+        if isinstance(t, TSet):
+            return canonical_set(self.value(rng, t.elem)
+                                 for _ in range(rng.randint(0, self.max_len)))
+        if isinstance(t, TStruct):
+            c = rng.choice(t.ctors)
+            return Record(c.name, tuple(self.value(rng, ft) for _, ft in c.fields))
+        raise TypeError(f"no generator for {t}")
+
+    def row(self, rng: random.Random, info: RelationInfo) -> tuple:
+        return tuple(self.value(rng, t) for t in info.column_types)
+
+
+@dataclass
+class Workload:
+    """How to make random rows for one program: the generic generator, overridden per relation
+    by `rows` (a function of the RNG and the current inputs)."""
+
+    values: ValueGen = field(default_factory=ValueGen)
+    rows: dict[str, RowGen] = field(default_factory=dict)
+    initial: int = 8  # rows per input relation in the first epoch
+    initial_for: dict[str, int] = field(default_factory=dict)  # ... per relation
+    churn: int = 3  # at most this many inserts and deletes per relation per random epoch
+    # relations that get no generated updates (e.g. left empty on purpose)
+    frozen: frozenset[str] = frozenset()
+
+    def initial_rows(self, name: str) -> int:
+        return self.initial_for.get(name, self.initial)
+
+    def row(self, rng: random.Random, info: RelationInfo, state: Rows) -> tuple:
+        gen = self.rows.get(info.name)
+        return gen(rng, state) if gen else self.values.row(rng, info)
+
+
+def acyclic_pairs(names: tuple[str, ...]) -> Callable[[random.Random], tuple[str, str]]:
+    """Random (a, b) with a before b in `names`: edges that can never close a cycle."""
+    def gen(rng: random.Random) -> tuple[str, str]:
+        i, j = sorted(rng.sample(range(len(names)), 2))
+        return names[i], names[j]
+    return gen
+
+
+# ---------------------------------------------------------------------------------------------
+# Random epochs
+
+
+def seed_for(name: str) -> int:
+    """A fixed seed per test (so runs repeat), unless DDLOG_TEST_SEED overrides it."""
+    env = os.environ.get("DDLOG_TEST_SEED")
+    return int(env) if env else zlib.crc32(name.encode()) % 100_000
+
+
+def _graph_like(info: RelationInfo) -> bool:
+    t = info.column_types
+    return len(t) >= 2 and t[0] == t[1]
+
+
+def _cycle_edge(rng: random.Random, rows: set[tuple]) -> tuple | None:
+    """A row on a cycle of the graph formed by the first two columns (self-loops included),
+    or None when the graph is acyclic."""
+    g = nx.MultiDiGraph()
+    for r in rows:
+        g.add_edge(r[0], r[1])
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return None
+    a, b = rng.choice(cycle)[:2]
+    return rng.choice(sorted((r for r in rows if r[0] == a and r[1] == b), key=sort_key))
+
+
+def _absent_row(rng, w: Workload, info: RelationInfo, state: Rows, tries: int = 20):
+    for _ in range(tries):
+        r = w.row(rng, info, state)
+        if r not in state[info.name]:
+            return r
+    return None
+
+
+def random_epoch(rng: random.Random, kind: str, program: CheckedProgram, w: Workload,
+                 state: Rows) -> list[Update]:
+    """One transaction's updates of the given kind:
+
+    - 'load':   `w.initial` inserts per input relation;
+    - 'mixed':  up to `w.churn` random inserts and deletes (of present rows) per relation;
+    - 'net':    a new row inserted then deleted (nets out), a present row deleted then
+                re-inserted (stays), an insert of a present row and a delete of an absent one
+                (no-ops), plus a mixed update;
+    - 'break':  delete an edge on a cycle of every graph-like relation (first two columns of
+                one type), plus a few inserts elsewhere;
+    - 'purge':  delete about half of every relation;
+    - 'empty':  nothing.
+    """
+    ups: list[Update] = []
+    inputs = [r for r in program.inputs() if r.name not in w.frozen]
+    for info in inputs:
+        name = info.name
+        cur = state[name]
+        present = sorted(cur, key=sort_key)
+        if kind == "load":
+            ups += [("insert", name, w.row(rng, info, state))
+                    for _ in range(w.initial_rows(name))]
+        elif kind in ("mixed", "net"):
+            ups += [("insert", name, w.row(rng, info, state))
+                    for _ in range(rng.randint(1, w.churn))]
+            ups += [("delete", name, r)
+                    for r in rng.sample(present, min(len(present), rng.randint(0, w.churn)))]
+            if kind == "net":
+                new = _absent_row(rng, w, info, state)
+                if new is not None:
+                    ups += [("insert", name, new), ("delete", name, new)]
+                absent = _absent_row(rng, w, info, state)
+                if absent is not None:
+                    ups.append(("delete", name, absent))
+                if present:
+                    old = rng.choice(present)
+                    ups += [("delete", name, old), ("insert", name, old),
+                            ("insert", name, rng.choice(present))]
+        elif kind == "break":
+            edge = _cycle_edge(rng, cur) if _graph_like(info) else None
+            if edge is not None:
+                ups.append(("delete", name, edge))
+            elif not _graph_like(info):
+                ups += [("insert", name, w.row(rng, info, state))
+                        for _ in range(rng.randint(0, 2))]
+        elif kind == "purge":
+            ups += [("delete", name, r) for r in rng.sample(present, len(present) // 2)]
+        elif kind != "empty":
+            raise ValueError(kind)
+    return _interleave(rng, ups)
+
+
+def _interleave(rng: random.Random, ups: list[Update]) -> list[Update]:
+    """Mix the relations' updates randomly, keeping each relation's own order (which decides
+    the outcome of an insert and a delete of the same row)."""
+    queues: dict[str, list[Update]] = {}
+    for u in ups:
+        queues.setdefault(u[1], []).append(u)
+    out: list[Update] = []
+    while queues:
+        rel = rng.choice(sorted(queues))
+        out.append(queues[rel].pop(0))
+        if not queues[rel]:
+            del queues[rel]
+    return out
+
+
+EPOCH_PLAN = ("load", "mixed", "break", "net", "empty", "mixed", "break", "purge", "mixed",
+              "net", "break", "mixed")
+
+
+# ---------------------------------------------------------------------------------------------
+# The driver
+
+
+class Differential:
+    """One Program and the oracle's view of the same inputs, checked after every epoch."""
+
+    def __init__(self, p, label: str, seed: int | None = None):
+        self.p = p
+        self.program: CheckedProgram = p.compiled.program
+        self.label = label
+        self.seed = seed
+        self.epoch = 0
+        self.inputs: Rows = {r.name: set() for r in self.program.inputs()}
+        # Before the first commit no epoch has run and nothing is derived (not even what the
+        # program derives from empty inputs, like facts): the first epoch's changes are
+        # relative to empty relations.
+        self.expected: Rows = {name: set() for name in self.program.relations}
+        self.log: list[list[Update]] = []
+
+    def where(self) -> str:
+        return f"[{self.label} seed={self.seed} epoch={self.epoch}]"
+
+    def apply(self, updates: list[Update]) -> None:
+        """Give the updates to the engine through the API, in order per relation, batching
+        consecutive updates of one kind and relation into one call."""
+        runs: list[tuple[str, str, list[tuple]]] = []
+        for kind, rel, row in updates:
+            if runs and runs[-1][0] == kind and runs[-1][1] == rel:
+                runs[-1][2].append(row)
+            else:
+                runs.append((kind, rel, [row]))
+        for kind, rel, rows in runs:
+            (self.p.insert if kind == "insert" else self.p.delete)(rel, rows)
+
+    def step(self, updates: list[Update]) -> None:
+        """One epoch: apply, commit, compare everything with the oracle."""
+        self.log.append(updates)
+        self.apply(updates)
+        changes = self.p.commit()
+        old = self.expected
+        self.inputs = apply_updates(self.inputs, updates)
+        self.expected = evaluate(self.program, self.inputs)
+        self.check_relations()
+        self.check_changes(changes, old)
+        self.epoch += 1
+
+    def context(self) -> str:
+        ups = self.log[-1] if self.log else []
+        return f"{self.where()} updates this epoch: {_show(ups, 30)}"
+
+    def check_relations(self) -> None:
+        bad = []
+        for name in self.program.relations:
+            got = engine_relation(self.p, name)
+            want = self.expected[name]
+            if got != want:
+                bad.append(diff_message(name, got, want))
+        assert not bad, f"{self.context()}\n" + "\n".join(bad)
+
+    def check_changes(self, changes: dict, old: Rows) -> None:
+        bad = []
+        for info in self.program.outputs():
+            want = expected_change(old[info.name], self.expected[info.name])
+            got = engine_change(info, changes[info.name]) if info.name in changes else {}
+            if got != want:
+                wrong = {r: w for r, w in got.items() if want.get(r) != w}
+                lost = {r: w for r, w in want.items() if got.get(r) != w}
+                bad.append(f"change of {info.name}: unexpected {_show(wrong.items())}; "
+                           f"expected but not returned {_show(lost.items())}")
+        assert not bad, f"{self.context()}\n" + "\n".join(bad)
+
+    def run(self, workload: Workload, epochs: int = 11,
+            plan: tuple[str, ...] = EPOCH_PLAN) -> None:
+        """`epochs` seeded random epochs following `plan` (cycled)."""
+        rng = random.Random(self.seed)
+        for e in range(epochs):
+            kind = plan[e % len(plan)]
+            self.step(random_epoch(rng, kind, self.program, workload, self.inputs))
