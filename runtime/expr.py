@@ -165,7 +165,7 @@ class _Compiler:
             if c.name == e.ctor:
                 parts.append(inner.alias(c.name))
             else:
-                parts.append(lit(None, None).cast(spark_type(t)[c.name].dataType).alias(c.name))
+                parts.append(F.lit(None).cast(spark_type(t)[c.name].dataType).alias(c.name))
         return F.struct(*parts)
 
     def ctor_fields(self, fields, names: list[str]) -> dict[str, Column]:

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -182,15 +183,17 @@ class StateDir:
     def write_manifest(self, manifest: Manifest) -> None:
         """The commit point: until the rename, readers (and a restart) see the old epoch."""
         manifest.committed_at = time.time()
-        self._atomic_write(MANIFEST, manifest.to_json())
+        self._atomic_write(MANIFEST, manifest.to_json(), failpoint="before-manifest-rename")
 
-    def _atomic_write(self, name: str, text: str) -> None:
+    def _atomic_write(self, name: str, text: str, failpoint: str | None = None) -> None:
         os.makedirs(self.path, exist_ok=True)
         tmp = self.file(f".{name}.tmp-{os.getpid()}")
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        if failpoint is not None:
+            _failpoint(failpoint)
         os.replace(tmp, self.file(name))
         dfd = os.open(self.path, os.O_RDONLY)
         try:
@@ -224,6 +227,12 @@ class StateDir:
             return removed
         finally:
             os.close(fd)
+
+
+def _failpoint(name: str) -> None:
+    """Crash tests kill the process at a named point of a commit: DDLOG_FAILPOINT=name."""
+    if os.environ.get("DDLOG_FAILPOINT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -114,6 +114,14 @@ class StratumRuntime:
                     sizes.append(frame.rows)
                     if nid in feedback:
                         moved = True
+            # A relation fed by a linear node (a group relation: the head select over its
+            # GroupBy) has no operator recording its trace: record the node's delta here.
+            for rel, nid in c.delays.items():
+                if nid not in self.ops:
+                    frame = materialize(self.views[nid].cur(i, i))
+                    self.relation_traces[rel].record(i, frame)
+                    if frame is not None:
+                        sizes.append(frame.rows)
             if progress is not None:
                 progress(f"stratum {c.stratum} ({name}) iteration {i}: "
                          f"delta {sum(sizes)} rows, {time.time() - started:.1f}s")
