@@ -18,7 +18,7 @@ demo: $(STAMP)
 	$(BIN)/python -m ddlog.demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -q tests
 
 bench: $(STAMP)
 	$(BIN)/python bench/reachability.py

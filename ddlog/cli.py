@@ -279,20 +279,17 @@ def cmd_feed(args: argparse.Namespace) -> int:
                 raise DDlogError(f"--epoch {args.epoch} would skip epochs: the state is at "
                                  f"epoch {db.epoch}, the next one is {db.epoch + 1}")
         txn = Transaction()
-        given = False
+        n = 0
         if args.file is not None:
             with open(args.file, encoding="utf-8") as f:
-                feed_commands(db, txn, f.read(), args.file)
-            given = True
+                n += feed_commands(db, txn, f.read(), args.file)
         elif not args.updates and not sys.stdin.isatty():
-            feed_commands(db, txn, sys.stdin.read(), "<stdin>")
-            given = True
+            n += feed_commands(db, txn, sys.stdin.read(), "<stdin>")
         for kind, text in args.updates or []:
-            feed_commands(db, txn, f"{kind} {text.strip().rstrip(';')};", f"--{kind}")
-            given = True
-        if not given:
-            raise DDlogError("nothing to feed: give a FILE.dat, --insert or --delete (or pipe "
-                             "commands to stdin)")
+            n += feed_commands(db, txn, f"{kind} {text.strip().rstrip(';')};", f"--{kind}")
+        if n == 0:
+            raise DDlogError("nothing to feed: give a FILE.dat with updates, --insert or "
+                             "--delete (or pipe commands to stdin)")
         changes = db.commit(txn, progress_reporter())
         print_changes(db, changes, args.format)
         db.write_sinks()

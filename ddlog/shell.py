@@ -209,20 +209,24 @@ class Shell:
         self.out.write("".join(line + "\n" for line in lines))
 
 
-def feed_commands(db: Database, txn: Transaction, text: str, file: str) -> None:
-    """`ddlog feed`: the updates of a command text, all into one transaction. `start;` and
-    `commit;` are accepted and ignored (so a DDlog .dat file can be fed as it is), `echo` goes
-    to stderr, `exit;` stops reading; `rollback;` and `dump` have no meaning here."""
+def feed_commands(db: Database, txn: Transaction, text: str, file: str) -> int:
+    """`ddlog feed`: the updates of a command text, all into one transaction; returns how many
+    there were. `start;` and `commit;` are accepted and ignored (so a DDlog .dat file can be fed
+    as it is), `echo` goes to stderr, `exit;` stops reading; `rollback;` and `dump` have no
+    meaning here."""
+    n = 0
     for cmd in C.parse_commands(text, file):
         if isinstance(cmd, (C.Update, C.Clear)):
             db.apply(txn, cmd, file, text)
+            n += 1
         elif isinstance(cmd, C.Echo):
             sys.stderr.write(cmd.text + "\n")
         elif isinstance(cmd, C.Exit):
-            return
+            break
         elif isinstance(cmd, C.Rollback):
             raise DDlogError("rollback: `ddlog feed` commits exactly one transaction", cmd.span,
                              text)
         elif isinstance(cmd, C.Dump):
             raise DDlogError("dump: `ddlog feed` only takes updates; use `ddlog query`",
                              cmd.span, text)
+    return n

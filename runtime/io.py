@@ -65,11 +65,11 @@ def parse_binding(text: str, sink: bool = False) -> tuple[str | None, Spec]:
     name, sep, rest = text.partition("=")
     if sep and name and name[0].isalpha() and name.replace("_", "a").isalnum():
         return name, parse_spec(rest, sink)
-    spec = parse_spec(text, sink)
-    if spec.kind != "dat":
-        flag = "--output" if sink else "--input"
-        raise BindingError(f"bad {flag} '{text}': expected RELATION={'SINK' if sink else 'SOURCE'}")
-    return None, spec
+    if sink or not text.lower().endswith(".dat"):
+        flag, what = ("--output", "SINK") if sink else ("--input", "SOURCE")
+        raise BindingError(f"bad {flag} '{text}': expected RELATION={what}"
+                           f"{'' if sink else ' or a FILE.dat'}")
+    return None, parse_spec(text, sink)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -68,7 +68,10 @@ class DistinctOp:
             return None
         prev = v.cur(0, i - 1) if i > 0 else None
         new = keys_d if prev is None else antijoin_keys(keys_d, prev.select(*cols), cols)
-        return semijoin_keys(v.past(0, INF), new, cols).select(*cols, ITER, WEIGHT)
+        past = v.past(0, INF)
+        if past is None:  # past_iters() is a superset; the batches may all have cancelled
+            return None
+        return semijoin_keys(past, new, cols).select(*cols, ITER, WEIGHT)
 
     def _delta(self, i: int, d: DataFrame | None, keys_d: DataFrame | None,
                hist: DataFrame | None) -> DataFrame:

@@ -32,7 +32,12 @@ class JoinOp:
         self.a_keys, self.b_keys = a_keys, b_keys
         self.a_out, self.b_out = a_out, b_out
 
-    def _j(self, x: DataFrame, y: DataFrame, small: str | None) -> DataFrame:
+    def _j(self, x: DataFrame | None, y: DataFrame | None,
+           small: str | None) -> DataFrame | None:
+        # past_iters() is a superset (an epoch whose batches cancel out still lists its
+        # iterations), so a slice of `past` it announces may hold no batch at all
+        if x is None or y is None:
+            return None
         return join(x, y, self.a_keys, self.b_keys, self.a_out, self.b_out, small)
 
     def _small(self, view: TraceView, lo: int, hi: int) -> bool:
@@ -68,6 +73,8 @@ class JoinOp:
             if not any(k > i for k in x.past_iters()) or y.cur_rows(0, i) == 0:
                 continue
             later = x.past(i + 1, INF)
+            if later is None:  # past_iters() over-approximated: nothing after i
+                continue
             keys = y.cur(0, i).select(*[F.col(c).alias(k) for c, k in zip(yk, xk)])
             hit = semijoin_keys(later, keys, xk).agg(F.min(ITER)).collect()[0][0]
             if hit is not None and (best is None or hit < best):
