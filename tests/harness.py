@@ -23,6 +23,7 @@ import os
 import random
 import zlib
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -50,20 +51,28 @@ def from_rows(rows: Iterable, types: tuple[Type, ...]) -> list[tuple]:
     return [tuple(from_spark(r[k], t) for k, t in enumerate(types)) for r in rows]
 
 
-def engine_relation(p, name: str) -> set[tuple]:
-    """A relation's current contents, as a set of Python rows. Duplicates would mean the engine
+def collect_all(frames: dict[str, Any]) -> dict[str, list]:
+    """Collect several DataFrames at once. Each collect is a small Spark job whose cost is
+    mostly latency, so running them from a few threads (Spark schedules concurrent jobs)
+    roughly halves the time a full comparison takes."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        rows = pool.map(lambda df: df.collect(), frames.values())
+        return dict(zip(frames, rows))
+
+
+def relation_rows(info: RelationInfo, rows: list) -> set[tuple]:
+    """A relation's collected rows as a set of Python rows. Duplicates would mean the engine
     holds a row with a weight other than 1 somewhere, so they are an error too."""
-    info = p.relations[name]
-    rows = from_rows(p.relation(name).collect(), info.column_types)
-    dup = [r for r, n in Counter(rows).items() if n > 1]
-    assert not dup, f"{name} returned duplicate rows: {_show(dup)}"
-    return set(rows)
+    values = from_rows(rows, info.column_types)
+    dup = [r for r, n in Counter(values).items() if n > 1]
+    assert not dup, f"{info.name} returned duplicate rows: {_show(dup)}"
+    return set(values)
 
 
-def engine_change(info: RelationInfo, df) -> dict[tuple, int]:
-    """An output's change DataFrame (declared columns + weight, the last column) → {row: w}."""
+def change_rows(info: RelationInfo, rows: list) -> dict[tuple, int]:
+    """An output's collected change (declared columns + weight, the last column) → {row: w}."""
     out: dict[tuple, int] = {}
-    for r in df.collect():
+    for r in rows:
         row = from_rows([r], info.column_types)[0]
         out[row] = out.get(row, 0) + r[len(r) - 1]
     return {row: w for row, w in out.items() if w != 0}
@@ -302,34 +311,47 @@ class Differential:
 
     def step(self, updates: list[Update]) -> None:
         """One epoch: apply, commit, compare everything with the oracle."""
-        self.log.append(updates)
         self.apply(updates)
-        changes = self.p.commit()
+        self.commit(updates)
+
+    def commit(self, updates: list[Update]) -> dict:
+        """Commit whatever the engine has buffered, which must amount to `updates` (the test
+        may have given them as DataFrames or dicts), and compare with the oracle."""
+        self.log.append(updates)
+        try:
+            changes = self.p.commit()
+        except Exception as e:  # name the seed and epoch, so the failure can be replayed
+            raise AssertionError(f"{self.context()}\ncommit failed: {e!r}") from e
         old = self.expected
         self.inputs = apply_updates(self.inputs, updates)
         self.expected = evaluate(self.program, self.inputs)
-        self.check_relations()
-        self.check_changes(changes, old)
+        self.check(changes, old)
         self.epoch += 1
+        return changes
 
     def context(self) -> str:
         ups = self.log[-1] if self.log else []
         return f"{self.where()} updates this epoch: {_show(ups, 30)}"
 
     def check_relations(self) -> None:
-        bad = []
-        for name in self.program.relations:
-            got = engine_relation(self.p, name)
-            want = self.expected[name]
-            if got != want:
-                bad.append(diff_message(name, got, want))
-        assert not bad, f"{self.context()}\n" + "\n".join(bad)
+        self.check({})
 
-    def check_changes(self, changes: dict, old: Rows) -> None:
+    def check(self, changes: dict, old: Rows | None = None) -> None:
+        """Every declared relation equals the oracle's; with `old` (the oracle's values before
+        the epoch), every output's returned change equals the difference."""
+        rels = self.program.relations
+        frames = {f"rel {n}": self.p.relation(n) for n in rels}
+        if old is not None:
+            frames.update({f"change {n}": df for n, df in changes.items() if n in rels})
+        rows = collect_all(frames)
         bad = []
-        for info in self.program.outputs():
+        for name, info in rels.items():
+            got = relation_rows(info, rows[f"rel {name}"])
+            if got != self.expected[name]:
+                bad.append(diff_message(name, got, self.expected[name]))
+        for info in self.program.outputs() if old is not None else []:
             want = expected_change(old[info.name], self.expected[info.name])
-            got = engine_change(info, changes[info.name]) if info.name in changes else {}
+            got = change_rows(info, rows.get(f"change {info.name}", []))
             if got != want:
                 wrong = {r: w for r, w in got.items() if want.get(r) != w}
                 lost = {r: w for r, w in want.items() if got.get(r) != w}
@@ -337,7 +359,7 @@ class Differential:
                            f"expected but not returned {_show(lost.items())}")
         assert not bad, f"{self.context()}\n" + "\n".join(bad)
 
-    def run(self, workload: Workload, epochs: int = 11,
+    def run(self, workload: Workload, epochs: int = 10,
             plan: tuple[str, ...] = EPOCH_PLAN) -> None:
         """`epochs` seeded random epochs following `plan` (cycled)."""
         rng = random.Random(self.seed)

@@ -92,4 +92,4 @@ def test_program_against_oracle(spark, name):
 
     p = Program.load(os.path.join(PROGRAMS, f"{name}.dl"), spark)
     d = Differential(p, name, seed_for(f"programs/{name}"))
-    d.run(WORKLOADS[name], epochs=11)
+    d.run(WORKLOADS[name], epochs=10)

@@ -305,3 +305,28 @@ def test_targeted_against_oracle(spark, name):
     p = Program.load(text, spark)
     d = Differential(p, name, seed_for(f"targeted/{name}"))
     d.run(workload, epochs=10)
+
+
+# ---------------------------------------------------------------------------------------------
+# Regressions found by the tests above, reduced to the operator
+
+
+@pytest.mark.parametrize("keyed", [False, True], ids=["cartesian", "keyed"])
+def test_join_with_past_iterations_that_hold_no_batch(spark, keyed):
+    """A trace's past_iters() is a superset: when an epoch's batches cancel out when merged
+    (or compaction merges past epochs that cancel), the iterations stay listed with no batch
+    behind them. The join must treat such a slice as empty. Found by `recursion` (seed 15783 at
+    epoch 9: `FromZero(z) :- FromZero(y), Lin(y, z), Edge(0, _)`), where horizon() crashed
+    with "'NoneType' object has no attribute 'agg'"."""
+    from runtime.operators.join import JoinOp
+    from runtime.trace import Trace
+    from runtime.zset import materialize
+
+    a = Trace(["c0"])
+    a.iters = {0, 1, 2}  # listed, but every batch cancelled out
+    b = Trace(["c1"])
+    b.record(0, materialize(spark.createDataFrame([(1, 1)], "c1 long, _w long")))
+    keys = (["c0"], ["c1"]) if keyed else ([], [])
+    join = JoinOp(a, b, keys[0], keys[1], ["c0"], [] if keyed else ["c1"])
+    assert join.horizon(0) is None
+    assert join.step(1) is None

@@ -1,0 +1,254 @@
+"""`ddlog shell` and the error paths of every state command, driven as subprocesses.
+
+Most of these never start Spark: a command that fails on bad input fails before the engine is
+needed, and the test checks the message (with the line and column of the command), the exit
+status and that the state directory did not change. Two tests run the engine: the fixture that
+builds a state with `ddlog run`, and one shell session that checks DDlog's output format.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import shutil
+import subprocess
+
+import pytest
+
+from tests.cli_support import PROGRAMS, DDlogCLI, manifest_epoch, state_snapshot
+
+REACH = PROGRAMS / "reach.dl"
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory) -> DDlogCLI:
+    return DDlogCLI(tmp_path_factory.mktemp("spark"), tmp_path_factory.mktemp("cwd"))
+
+
+@pytest.fixture(scope="module")
+def reach_state(cli, tmp_path_factory):
+    """A state of reach.dl at epoch 1, its inputs read from programs/reach.dat."""
+    state = tmp_path_factory.mktemp("reach") / "state"
+    r = cli("run", REACH, "--state", state, "--input", PROGRAMS / "reach.dat")
+    assert r.code == 0, r
+    # Reach = {1, 2, 3, 4, 9}; Node \ Reach = {5, 6, 7}
+    assert "epoch 1 committed" in r.out and "Reach: 5 rows" in r.out \
+        and "Unreachable: 3 rows" in r.out, r
+    return state
+
+
+@pytest.fixture
+def state(reach_state, tmp_path):
+    """A private copy of the reach state (a failed command must leave it as it was)."""
+    copy = tmp_path / "state"
+    shutil.copytree(reach_state, copy)
+    return copy
+
+
+# ---------------------------------------------------------------------------------------------
+# The shell rejects bad transactions
+
+
+SHELL_ERRORS = [
+    ("insert Edge(1, 2);\n", "1:1", "insert outside a transaction"),
+    ("start;\ninsert Edge(1, 2),\ninsert Nope(1);\ncommit;\n", "3:8", "unknown relation 'Nope'"),
+    ("start;\ninsert Reach(1);\ncommit;\n", "2:8",
+     "cannot insert relation 'Reach': it is an output relation"),
+    ("start;\n  delete Edge(1);\n", "2:10", "relation Edge has 2 column(s), found 1 value(s)"),
+    ('start;\ninsert Edge(1, "x");\n', "2:16", 'expected bigint, found string "x"'),
+    ("start;\ninsert Edge(.src = 1, .dest = 2);\n", "2:31", "relation Edge has no column 'dest'"),
+    ("start;\nclear Reach;\n", "2:1", "cannot clear relation 'Reach'"),
+    ("commit;\n", "1:1", "commit: no transaction in progress"),
+    ("rollback;\n", "1:1", "rollback: no transaction in progress"),
+    ("start;\nstart;\n", "2:1", "start: a transaction is already in progress"),
+    ("start;\ninsert Edge(1, 2)\ncommit;\n", "3:1", "error"),
+    ("dump Nope;\n", "1:1", "unknown relation 'Nope'"),
+]
+
+
+@pytest.mark.parametrize("script,where,message", SHELL_ERRORS,
+                         ids=[m[:30] for _, _, m in SHELL_ERRORS])
+def test_shell_error_rejects_transaction(cli, state, script, where, message):
+    before = state_snapshot(state)
+    r = cli("shell", REACH, "--state", state, input=script + "echo not reached;\n")
+    assert r.code == 1, r
+    assert f"<stdin>:{where}: error:" in r.err and message in r.err, r
+    assert "not reached" not in r.out
+    assert state_snapshot(state) == before
+
+
+def test_shell_error_in_commands_file(cli, state, tmp_path):
+    f = tmp_path / "bad.dat"
+    f.write_text("# a comment\nstart;\ninsert Edge(1, 2), insert Edge(true, 3);\ncommit;\n")
+    before = state_snapshot(state)
+    r = cli("shell", REACH, "--state", state, "--commands", f)
+    assert r.code == 1, r
+    assert f"{f}:3:32: error: expected bigint, found bool true" in r.err, r
+    assert "insert Edge(1, 2), insert Edge(true, 3);" in r.err  # the line, with a caret
+    assert state_snapshot(state) == before
+
+
+def test_shell_refuses_another_program(cli, state):
+    before = state_snapshot(state)
+    r = cli("shell", PROGRAMS / "tc.dl", "--state", state, input="dump;\n")
+    assert r.code == 1, r
+    assert "belongs to a different program" in r.err and "reach.dl" in r.err, r
+    assert state_snapshot(state) == before
+
+
+def test_state_in_use_by_another_process(cli, state):
+    fd = os.open(state / ".writer.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        before = state_snapshot(state)
+        r = cli("feed", "--state", state, "--insert", "Edge(1, 9)")
+        assert r.code == 1 and "in use by another ddlog process" in r.err, r
+        assert state_snapshot(state) == before
+    finally:
+        os.close(fd)
+
+
+def test_interactive_session_goes_on_after_errors(cli, tmp_path):
+    """On a terminal an error rejects the transaction but the session continues (exit 0)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cli.command(("shell", REACH)), stdin=slave, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=cli.cwd, env=cli.env(),
+                         start_new_session=True)
+    os.close(slave)
+    os.write(master, b"insert Edge(1, 2);\nstart;\ninsert Nope(3),\n"
+                     b"echo still here;\nrollback;\nexit;\n")
+    out, err = p.communicate(timeout=120)
+    os.close(master)
+    assert p.returncode == 0, (out, err)
+    assert "<stdin>:1:1: error: insert outside a transaction" in err
+    assert "<stdin>:3:8: error: unknown relation 'Nope'" in err
+    assert "the transaction was rolled back" in err
+    # the rollback found no transaction: the error rejected it
+    assert "<stdin>:5:1: error: rollback: no transaction in progress" in err
+    assert "still here" in out and ">> " in out
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors of the one-shot commands
+
+
+def test_feed_errors_leave_the_state_alone(cli, state, tmp_path):
+    before = state_snapshot(state)
+    r = cli("feed", "--state", state, "--insert", "Edge(1, 2)", "--insert", 'Edge(1, "a")')
+    assert r.code == 1 and "--insert:1:16: error: expected bigint" in r.err, r
+    r = cli("feed", "--state", state, "--delete", "Unreachable(5)")
+    assert r.code == 1 and "cannot delete relation 'Unreachable'" in r.err, r
+    bad = tmp_path / "bad.dat"
+    bad.write_text("start;\ninsert Edge(1, 2),\ninsert Root(1, 2);\ncommit;\n")
+    r = cli("feed", "--state", state, bad)
+    assert r.code == 1 and f"{bad}:3:8: error: relation Root has 1 column(s)" in r.err, r
+    bad.write_text("start;\ninsert Edge(1, 2);\nrollback;\n")
+    r = cli("feed", "--state", state, bad)
+    assert r.code == 1 and f"{bad}:3:1: error: rollback" in r.err, r
+    r = cli("feed", "--state", state, input="")
+    assert r.code == 1 and "nothing to feed" in r.err, r
+    assert state_snapshot(state) == before
+
+
+def test_feed_epoch_makes_replays_idempotent(cli, state):
+    before = state_snapshot(state)
+    r = cli("feed", "--state", state, "--epoch", "1", "--insert", "Edge(1, 9)")
+    assert r.code == 0 and "epoch 1 is already committed" in r.err and r.out == "", r
+    r = cli("feed", "--state", state, "--epoch", "3", "--insert", "Edge(1, 9)")
+    assert r.code == 1 and "would skip epochs" in r.err, r
+    assert state_snapshot(state) == before and manifest_epoch(state) == 1
+
+
+def test_commands_on_a_missing_state(cli, tmp_path):
+    missing = tmp_path / "nothing"
+    for args in (("feed", "--state", missing, "--insert", "Edge(1, 2)"),
+                 ("refresh", "--state", missing), ("query", "--state", missing, "Reach"),
+                 ("sql", "--state", missing, "SELECT 1")):
+        r = cli(*args)
+        assert r.code == 1 and "no state in" in r.err, (args, r)
+    assert not (missing / "manifest.json").exists()
+
+
+def test_query_errors(cli, state):
+    r = cli("query", "--state", state, "Nope")
+    assert r.code == 1 and "unknown relation 'Nope'" in r.err, r
+    r = cli("query", "--state", state, "Reach", "--format", "xml")
+    assert r.code == 2 and "invalid choice: 'xml'" in r.err, r
+
+
+def test_run_errors(cli, state, tmp_path):
+    before = state_snapshot(state)
+    r = cli("run", REACH, "--state", state)
+    assert r.code == 1 and "already holds a state (epoch 1)" in r.err, r
+    assert state_snapshot(state) == before
+    fresh = tmp_path / "fresh"
+    for args, message in [
+            (("--input", "Edge=foo:bar"), "bad SOURCE 'foo:bar'"),
+            (("--input", "Reach=csv:x.csv"), "cannot bind relation 'Reach'"),
+            (("--input", "Edge=csv:a.csv", "--input", "Edge=csv:b.csv"), "bound twice"),
+            (("--output", "Node=parquet:out"), "Node is an internal relation"),
+            (("--output", "Reach"), "expected RELATION=SINK"),
+            (("--input", "Edge=csv:" + str(tmp_path / "missing.csv")), "cannot read csv:")]:
+        r = cli("run", REACH, "--state", fresh, *args)
+        assert r.code == 1 and message in r.err, (args, r)
+        assert not (fresh / "manifest.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# DDlog's output format
+
+
+FORMAT_PROGRAM = """
+input relation T(s: string, b: bool, v: Vec<bigint>, t: (bigint, string), o: Option<bigint>)
+output relation O(s: string, b: bool, v: Vec<bigint>, t: (bigint, string), o: Option<bigint>)
+output relation Count(b: bool, n: bigint)
+O(s, b, v, t, o) :- T(s, b, v, t, o).
+Count(b, n) :- T(s, b, _, _, _), var n = s.group_by(b).count_distinct().
+"""
+
+FORMAT_SCRIPT = r"""
+echo one;
+start;
+insert T("a\"b\\c\nd\te", true, [2, 1], (1, "x"), Some{5}),
+insert T(.s = "b", .b = false, .v = [], .t = (2, "y"), .o = None);
+commit dump_changes;
+dump;
+start;
+delete T("b", false, [], (2, "y"), None);
+commit dump_changes;
+dump O;
+start; insert T("c", true, [], (3, "z"), None); rollback;
+dump Count;
+"""
+
+FORMAT_OUTPUT = r"""one
+Count:
+Count{.b = false, .n = 1}: +1
+Count{.b = true, .n = 1}: +1
+O:
+O{.s = "a\"b\\c\nd\te", .b = true, .v = [2, 1], .t = (1, "x"), .o = Some{.x = 5}}: +1
+O{.s = "b", .b = false, .v = [], .t = (2, "y"), .o = None{}}: +1
+Count:
+Count{.b = false, .n = 1}
+Count{.b = true, .n = 1}
+
+O:
+O{.s = "a\"b\\c\nd\te", .b = true, .v = [2, 1], .t = (1, "x"), .o = Some{.x = 5}}
+O{.s = "b", .b = false, .v = [], .t = (2, "y"), .o = None{}}
+
+Count:
+Count{.b = false, .n = 1}: -1
+O:
+O{.s = "b", .b = false, .v = [], .t = (2, "y"), .o = None{}}: -1
+O{.s = "a\"b\\c\nd\te", .b = true, .v = [2, 1], .t = (1, "x"), .o = Some{.x = 5}}
+Count{.b = true, .n = 1}
+"""
+
+
+def test_shell_output_format(cli, tmp_path):
+    """One SparkSession for the whole stream, no state directory: DDlog's text format."""
+    program = tmp_path / "fmt.dl"
+    program.write_text(FORMAT_PROGRAM)
+    r = cli("shell", program, input=FORMAT_SCRIPT)
+    assert r.code == 0, r
+    assert r.out == FORMAT_OUTPUT, r

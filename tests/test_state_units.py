@@ -1,0 +1,215 @@
+"""Unit tests of the pieces behind the state commands, in-process: the state directory (manifest,
+locks, garbage), transactions, output formats, SOURCE/SINK specs, and reading typed sources
+(these few use the session's SparkSession)."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from ddlog.database import CLEAR, Transaction
+from ddlog.frontend import load_text
+from ddlog.render import change_json_lines, change_lines, csv_text, relation_text, table_text
+from ddlog.shell import SourceWindow
+from ddlog.values import Record
+from runtime.io import BindingError, parse_binding, parse_spec, read_source
+from runtime.state import (BatchEntry, Manifest, StateDir, StateError, TraceEntry,
+                           program_hash)
+
+PROGRAM = """
+typedef Kind = Small | Big{size: bigint}
+input relation T(name: string, ok: bool, n: bigint, x: double, b: bit<8>, o: Option<bigint>)
+input relation V(k: Kind, v: Vec<string>, t: (bigint, bool))
+output relation U(name: string)
+U(n) :- T(n, _, _, _, _, _).
+"""
+
+
+@pytest.fixture(scope="module")
+def relations():
+    return load_text(PROGRAM).program.relations
+
+
+# ---------------------------------------------------------------------------------------------
+# State directory
+
+
+def test_manifest_round_trip_and_atomic_replace(tmp_path):
+    st = StateDir(str(tmp_path / "s"))
+    assert not st.exists()
+    with pytest.raises(StateError, match="no state in"):
+        st.read_manifest()
+    m = Manifest(program_hash("p"), "/x/p.dl", 3,
+                 {"rel_T": TraceEntry("{}", [0, 2], [BatchEntry("data/e1", 0, 2, 5)])},
+                 {"T": "csv:/a.csv"}, {"U": "parquet:/out"})
+    st.write_manifest(m)
+    back = st.read_manifest()
+    assert back == m and back.committed_at > 0
+    assert [f for f in os.listdir(st.path) if ".tmp-" in f] == []  # the temp file was renamed
+    (tmp_path / "s" / "manifest.json").write_text("{not json")
+    with pytest.raises(StateError, match="not a ddlog state manifest"):
+        st.read_manifest()
+
+
+def test_program_check(tmp_path):
+    st = StateDir(str(tmp_path))
+    m = Manifest(program_hash("prog A"), "/p/a.dl", 1)
+    st.check_program(m, "prog A", "a.dl")
+    with pytest.raises(StateError, match="belongs to a different program"):
+        st.check_program(m, "prog B", "b.dl")
+    st.write_program("prog A")
+    assert st.read_program(m) == "prog A"
+    st.write_program("prog A, edited by hand")
+    with pytest.raises(StateError, match="does not match the hash"):
+        st.read_program(m)
+
+
+def test_one_writer_and_readers_block_garbage_collection(tmp_path):
+    a, b = StateDir(str(tmp_path)), StateDir(str(tmp_path))
+    a.lock_writer()
+    with pytest.raises(StateError, match="in use by another ddlog process"):
+        b.lock_writer()
+    os.makedirs(tmp_path / "data" / "e1-live")
+    os.makedirs(tmp_path / "data" / "e2-garbage")
+    (tmp_path / ".manifest.json.tmp-99").write_text("left by a crash")
+    m = Manifest("h", "f", 1, {"t": TraceEntry("{}", [0], [BatchEntry("data/e1-live", 0, 0, 1)])})
+    reader = StateDir(str(tmp_path))
+    reader.lock_reader()
+    assert a.collect_garbage(m) == 0  # a reader may still need old files: nothing removed
+    assert sorted(os.listdir(tmp_path / "data")) == ["e1-live", "e2-garbage"]
+    reader.release()
+    assert a.collect_garbage(m) == 1
+    assert os.listdir(tmp_path / "data") == ["e1-live"]
+    assert not (tmp_path / ".manifest.json.tmp-99").exists()
+    a.release()
+    b.lock_writer()  # the lock is free again
+    b.release()
+
+
+# ---------------------------------------------------------------------------------------------
+# Transactions and the shell's source window
+
+
+def test_transaction_folds_updates_in_order():
+    t = Transaction()
+    assert not t
+    t.insert("T", (1,))
+    t.insert("T", (2,))
+    t.delete("T", (1,))  # the last update of a row decides
+    assert t.steps["T"] == [{(1,): -1, (2,): 1}]
+    t.clear("T")  # what came before is moot
+    t.insert("T", (3,))
+    assert t.steps["T"] == [CLEAR, {(3,): 1}]
+    t.add_frame("T", -1, "df")
+    t.insert("T", (4,))
+    assert t.steps["T"][2:] == [(-1, "df"), {(4,): 1}]
+
+
+def test_source_window_keeps_recent_lines():
+    w = SourceWindow(keep=2)
+    w.add("a\nb\n")
+    w.add("c\npar")
+    w.add("tial")
+    assert w.text().split("\n") == ["", "b", "c", "partial"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Output formats
+
+
+def test_text_json_csv_formats(relations):
+    t, v = relations["T"], relations["V"]
+    row = ("a \"q\"", True, -3, 0.5, 255, None)
+    assert relation_text(t, [row], "text") == \
+        'T{.name = "a \\"q\\"", .ok = true, .n = -3, .x = 0.5, .b = 255, .o = None{}}\n'
+    assert json.loads(relation_text(t, [row], "json")) == \
+        {"name": 'a "q"', "ok": True, "n": -3, "x": 0.5, "b": 255, "o": None}
+    assert csv_text(t, [row, ("b,c", False, 1, 2.0, 0, 7)]).splitlines() == \
+        ["name,ok,n,x,b,o", '"a ""q""",true,-3,0.5,255,', '"b,c",false,1,2.0,0,7']
+    vrow = (Record("Big", (5,)), ("x", "y"), (1, False))
+    assert json.loads(relation_text(v, [vrow], "json")) == \
+        {"k": {"_tag": "Big", "size": 5}, "v": ["x", "y"], "t": [1, False]}
+    assert relation_text(v, [vrow], "text") == \
+        'V{.k = Big{.size = 5}, .v = ["x", "y"], .t = (1, false)}\n'
+    assert csv_text(v, [vrow]).splitlines()[1] == '"Big{.size = 5}","[""x"", ""y""]","(1, false)"'
+
+
+def test_change_formats(relations):
+    changes = {"U": [(("a",), 1), (("b",), -1)]}
+    assert change_lines(relations, changes) == \
+        ["U:", 'U{.name = "a"}: +1', 'U{.name = "b"}: -1']
+    assert [json.loads(x) for x in change_json_lines(relations, changes)] == \
+        [{"relation": "U", "weight": 1, "record": {"name": "a"}},
+         {"relation": "U", "weight": -1, "record": {"name": "b"}}]
+
+
+def test_sql_table_format():
+    rows = [("a", 1, None), ("bb", 22, True)]
+    assert table_text(["s", "n", "f"], rows, "text").splitlines() == \
+        ["s   n   f", "--  --  ----", "a   1   NULL", "bb  22  true", "(2 rows)"]
+    assert table_text(["s", "n", "f"], rows, "csv").splitlines() == \
+        ["s,n,f", "a,1,", "bb,22,true"]
+
+
+# ---------------------------------------------------------------------------------------------
+# SOURCE / SINK specs
+
+
+def test_specs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert parse_spec("table:db.t") == parse_spec("table:db.t", sink=True)
+    assert parse_spec("table:db.t").target == "db.t"
+    assert parse_spec("csv:in/e.csv").target == str(tmp_path / "in" / "e.csv")
+    assert parse_spec("data/e.parquet").kind == "parquet"  # kind from the extension
+    assert parse_spec("facts.dat").kind == "dat"
+    with pytest.raises(BindingError, match="bad SINK 'dat:x.dat'"):
+        parse_spec("dat:x.dat", sink=True)
+    with pytest.raises(BindingError, match="nothing after 'csv:'"):
+        parse_spec("csv:")
+    assert parse_binding("Edge=json:e.json") == ("Edge", parse_spec("json:e.json"))
+    assert parse_binding("facts.dat") == (None, parse_spec("facts.dat"))
+    with pytest.raises(BindingError, match="expected RELATION=SINK"):
+        parse_binding("out.csv", sink=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Typed sources (Spark)
+
+
+def _rows(df):
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_csv_source_is_typed_by_the_relation(spark, relations, tmp_path):
+    t = relations["T"]
+    path = tmp_path / "t.csv"
+    path.write_text("o,name,ok,n,x,b\n,a,true,1,0.5,255\n7,\"b,c\",FALSE,-2,3,0\n")
+    df = read_source(spark, parse_spec(f"csv:{path}"), t)  # matched by name, any order
+    assert _rows(df) == [("a", True, 1, 0.5, 255, None), ("b,c", False, -2, 3.0, 0, 7)]
+    for body, why in [("x,true,one,0.5,1,", "column n: not a bigint"),
+                      ("x,true,1,0.5,256,", "column b: out of range for bit<8>"),
+                      (",true,1,0.5,1,", "column name: missing value"),
+                      ("x,yes,1,0.5,1,", "column ok: not a bool")]:
+        path.write_text("name,ok,n,x,b,o\n" + body + "\n")
+        with pytest.raises(BindingError, match=why):
+            read_source(spark, parse_spec(f"csv:{path}"), t)
+    with pytest.raises(BindingError, match="CSV cannot hold"):
+        read_source(spark, parse_spec(f"csv:{path}"), relations["V"])
+
+
+def test_json_parquet_and_table_sources(spark, relations, tmp_path):
+    v = relations["V"]
+    path = tmp_path / "v.json"
+    path.write_text('{"k": {"_tag": "Small"}, "v": ["p"], "t": {"_0": 1, "_1": true}}\n')
+    got = _rows(read_source(spark, parse_spec(f"json:{path}"), v))
+    assert got[0][1] == ["p"] and tuple(got[0][2]) == (1, True) and got[0][0]["_tag"] == "Small"
+    u = relations["U"]
+    spark.createDataFrame([("x",), ("y",)], "who string").write.parquet(str(tmp_path / "p"))
+    assert _rows(read_source(spark, parse_spec(f"parquet:{tmp_path / 'p'}"), u)) == \
+        [("x",), ("y",)]  # one column: matched by position
+    spark.createDataFrame([(1, "z")], "id int, name string").createOrReplaceTempView("unit_src")
+    assert _rows(read_source(spark, parse_spec("table:unit_src"), u)) == [("z",)]
+    with pytest.raises(BindingError, match="relation U has columns name; the source has"):
+        spark.createDataFrame([(1, 2)], "a int, b int").createOrReplaceTempView("unit_bad")
+        read_source(spark, parse_spec("table:unit_bad"), u)
