@@ -304,7 +304,10 @@ def cmd_feed(args: argparse.Namespace) -> int:
 
 @command("refresh", "re-read the bound sources and commit their differences from the stored "
                     "inputs as one epoch",
-         STATE_ARG, FORMAT_ARG, *SPARK_ARGS)
+         STATE_ARG,
+         arg("--format", choices=("text", "json"), default="text",
+             help="how to print the changes (default: DDlog's text format)"),
+         *SPARK_ARGS)
 def cmd_refresh(args: argparse.Namespace) -> int:
     from ddlog.database import Database, Transaction
     from ddlog.bindings import source_frames
@@ -321,7 +324,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
             txn.add_frame(rel, -1, stored.subtract(src))
             txn.add_frame(rel, 1, src.subtract(stored))
         changes = db.commit(txn, progress_reporter())
-        print_changes(db, changes, "json" if args.format == "json" else "text")
+        print_changes(db, changes, args.format)
         db.write_sinks()
         return 0
     finally:

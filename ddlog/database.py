@@ -253,6 +253,7 @@ class Database:
             if self.needs_catalog():
                 conf.setdefault("spark.sql.catalogImplementation", "hive")
             self._spark = get_session(self.options.master, conf)
+            _quiet_query_context_logs()
         return self._spark
 
     @property
@@ -369,6 +370,9 @@ class Database:
                     if r in self.relations and self.relations[r].role == "output"}
             if self.state is not None:
                 self._store_epoch(outs, persist)
+                if progress is not None:
+                    progress(f"epoch {engine.epoch} committed to {self.state.path} "
+                             f"({len(persist.written)} Parquet batches written)")
         except BaseException as err:
             if self.state is not None:
                 self._engine = None  # re-read the last committed epoch when next needed
@@ -410,6 +414,17 @@ class Database:
             write_sink(spec, self.named(name, self.value_frame(name)), self.relations[name])
             done.append(f"{name} -> {spec}")
         return done
+
+
+def _quiet_query_context_logs() -> None:
+    """PySpark logs every analysis error it raises, with a JVM stack trace, as JSON on stderr;
+    we report those errors ourselves, in one line."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 10)
 
 
 def _first_line(err: Exception) -> str:

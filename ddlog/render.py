@@ -98,9 +98,7 @@ def csv_cell(v: Any, t: Type) -> str:
         return csv_cell(v, t.elem)
     if isinstance(t, TString):
         return v
-    if isinstance(t, (TBool, TInt, TFloat)):
-        return format_value(v, t)
-    return format_value(v, t)
+    return format_value(v, t)  # scalars as DDlog writes them; the rest in DDlog's text form
 
 
 def csv_text(info: RelationInfo, rows: Iterable[tuple]) -> str:

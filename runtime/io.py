@@ -113,9 +113,10 @@ def read_source(spark, spec: Spec, info: RelationInfo):
         cols = _columns(df, info, spec)
         csv = spec.kind == "csv"
         # raw and typed columns side by side, so one job can check the conversion
+        have = [df.select(c).schema[0].dataType for c in cols]
         both = df.select(*[c.alias(f"_raw{k}") for k, c in enumerate(cols)],
-                         *[_convert(c, t, csv).alias(col_name(k))
-                           for k, (c, (_, t)) in enumerate(zip(cols, info.columns))])
+                         *[_convert(c, t, csv, h).alias(col_name(k))
+                           for k, (c, h, (_, t)) in enumerate(zip(cols, have, info.columns))])
         _check(both, info, spec)
         return both.select(*[col_name(k) for k in range(info.arity)])
     except PySparkException as err:
@@ -133,12 +134,16 @@ def _columns(df, info: RelationInfo, spec: Spec) -> list:
                        f"has {', '.join(df.columns) or 'none'}")
 
 
-def _convert(c, t: Type, from_text: bool):
+def _convert(c, t: Type, from_text: bool, have=None):
     """A column as the Spark type of `t`. Text is converted with try_cast (a bad value becomes
-    null and is reported by _check); other sources cast as Spark does."""
+    null and is reported by _check); other sources cast as Spark does, unless the type is
+    already right (a cast cannot make a nullable struct field non-nullable, even when no value
+    is null: _check reports nulls)."""
     from pyspark.sql import functions as F
 
     want = spark_type(t)
+    if have is not None and have.simpleString() == want.simpleString():
+        return c
     if from_text:
         inner = t.elem if isinstance(t, TOption) else t
         if isinstance(inner, TString):

@@ -132,7 +132,7 @@ def test_text_json_csv_formats(relations):
         {"k": {"_tag": "Big", "size": 5}, "v": ["x", "y"], "t": [1, False]}
     assert relation_text(v, [vrow], "text") == \
         'V{.k = Big{.size = 5}, .v = ["x", "y"], .t = (1, false)}\n'
-    assert csv_text(v, [vrow]).splitlines()[1] == '"Big{.size = 5}","[""x"", ""y""]","(1, false)"'
+    assert csv_text(v, [vrow]).splitlines()[1] == 'Big{.size = 5},"[""x"", ""y""]","(1, false)"'
 
 
 def test_change_formats(relations):
