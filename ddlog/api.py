@@ -119,7 +119,30 @@ class Program:
                 raise UpdateError(f"relation '{info.name}' column '{col}': expected {t}, the "
                                   f"DataFrame column '{shown_name}' is {have.simpleString()}")
             out.append(c.cast(want).alias(col_name(k)))
-        return df.select(*out) if out else df.select(F.lit(1)).select()
+        framed = df.select(*out) if out else df.select(F.lit(1)).select()
+        self._check_values(info, framed)
+        return framed
+
+    @staticmethod
+    def _check_values(info: RelationInfo, df) -> None:
+        """The Spark types fit, but the values may not (a null outside an Option, an integer
+        outside bit<N>): one Spark job counts the bad values of every column."""
+        from pyspark.sql import functions as F
+
+        from runtime.schema import col_name, invalid_value
+
+        checks = []
+        for k, (col, t) in enumerate(info.columns):
+            bad = invalid_value(F.col(col_name(k)), t)
+            if bad is not None:
+                checks.append((col, t, F.sum(F.when(bad, 1).otherwise(0)).alias(col)))
+        if not checks:
+            return
+        row = df.agg(*[c for _, _, c in checks]).first()
+        for col, t, _ in checks:
+            if row[col]:
+                raise UpdateError(f"relation '{info.name}' column '{col}': expected {t}, "
+                                  f"the DataFrame has {row[col]} value(s) that are not")
 
     # -- epochs ------------------------------------------------------------------------
 

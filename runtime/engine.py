@@ -17,7 +17,8 @@ from ddlog.normalize import UNIT
 from runtime.schema import WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime
 from runtime.trace import INF, Trace
-from runtime.zset import Frame, consolidate, materialize, semijoin_keys, union_all
+from runtime.zset import (LOCAL_ROWS, Frame, consolidate, materialize_many, semijoin_keys,
+                          union_all)
 
 Persist = Callable[[DataFrame], Frame | None]
 
@@ -94,11 +95,12 @@ class Engine:
         """Run one epoch. Returns the change (columns c0..cN, _w; lazy) of every relation whose
         trace moved this epoch; a recursive relation's change may still net out to nothing."""
         try:
-            for rel, ups in updates.items():
-                self.traces[rel].record(0, materialize(self.effective_change(rel, ups)))
+            plans = {rel: self.effective_change(rel, ups) for rel, ups in updates.items()}
             if self.epoch == 0 and UNIT in self.traces:
-                unit = self.spark.range(1).select(F.lit(1).cast("long").alias(WEIGHT))
-                self.traces[UNIT].record(0, materialize(unit))
+                plans[UNIT] = self.spark.range(1).select(F.lit(1).cast("long").alias(WEIGHT))
+            # the updates' size is unknown (DataFrames may be large): expect_large=None
+            for rel, frame in materialize_many(plans, expect_large=None).items():
+                self.traces[rel].record(0, frame)
             for s in self.strata:
                 self.iterations[s.circuit.stratum] = s.run_epoch(progress)
             # Lazy: the epoch's batches are materialised, so reading them later is cheap and
@@ -111,12 +113,25 @@ class Engine:
         except BaseException:
             self.abort()
             raise
-        for t in self.traces.values():
-            t.end_epoch(persist)
-        for s in self.strata:
-            s.end_epoch(persist)
+        self.end_epoch(persist)
         self.epoch += 1
         return changes
+
+    def end_epoch(self, persist: Persist | None) -> None:
+        """past += cur for every trace. Without durable state, the traces' folds (those with
+        several batches this epoch) are materialised together, by one Spark action."""
+        if persist is None:
+            traces = self.all_traces()
+            plans = {name: t.fold_plan() for name, t in traces.items()}
+            rows = sum(b.rows for t in traces.values() for b in t.cur_batches)
+            frames = materialize_many(plans, expect_large=rows > LOCAL_ROWS)
+            for name, t in traces.items():
+                t.end_epoch(None, [frames[name]] if plans[name] is not None else None)
+        else:
+            for t in self.all_traces().values():
+                t.end_epoch(persist)
+        for s in self.strata:
+            s.end_epoch()
 
     def abort(self) -> None:
         for t in self.traces.values():

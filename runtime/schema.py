@@ -126,3 +126,49 @@ def from_spark(v: Any, t: Type) -> Any:
         return Group(from_spark(v["key"], t.key),
                      tuple(from_spark(x, t.elem) for x in v["items"]))
     raise TypeError(f"cannot convert a value of type {t}")
+
+
+def invalid_value(c, t: Type):
+    """A Column that is true where `c` holds no value of DDlog type `t` (a null outside an
+    Option, an integer outside bit<N>/signed<N>), or None when every value of the Spark type
+    is valid. Used to check DataFrames given as input, whose Spark types fit but whose values
+    may not."""
+    from pyspark.sql import functions as F
+
+    def any_of(conds):
+        conds = [x for x in conds if x is not None]
+        if not conds:
+            return None
+        out = conds[0]
+        for x in conds[1:]:
+            out = out | x
+        return out
+
+    def inner(x, ty: Type, nullable: bool):
+        if isinstance(ty, TOption):
+            bad = inner(x, ty.elem, True)
+            return None if bad is None else (x.isNotNull() & bad)
+        null = None if nullable else x.isNull()
+        if isinstance(ty, TInt) and ty.width is not None and ty.width < 64:
+            lo, hi = (-(1 << (ty.width - 1)), (1 << (ty.width - 1)) - 1) if ty.signed \
+                else (0, (1 << ty.width) - 1)
+            return any_of([null, x.isNotNull() & ((x < lo) | (x > hi))])
+        if isinstance(ty, TTuple):
+            parts = [inner(x.getField(f"_{k}"), it, False) for k, it in enumerate(ty.items)]
+        elif isinstance(ty, (TVec, TSet)):
+            e = inner(F.lit(0), ty.elem, False)  # only to learn whether elements can be bad
+            parts = [] if e is None else [
+                F.coalesce(F.exists(x, lambda y: F.coalesce(inner(y, ty.elem, False),
+                                                             F.lit(False))), F.lit(False))]
+        elif isinstance(ty, TStruct) and not ty.is_enum:
+            parts = [inner(x.getField(n), ft, False) for n, ft in ty.ctors[0].fields]
+        else:
+            parts = []
+        if parts and not nullable:
+            # a null struct is caught by `null`; its fields are null too: look only inside
+            # present structs
+            inside = any_of(parts)
+            return any_of([null, None if inside is None else (x.isNotNull() & inside)])
+        return any_of([null] + parts)
+
+    return inner(c, t, False)

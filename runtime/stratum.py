@@ -29,7 +29,9 @@ from runtime.operators.groupby import GroupByOp
 from runtime.operators.join import JoinOp
 from runtime.operators.linear import linear_fn
 from runtime.trace import Flat, Mapped, Shifted, Summed, Trace, TraceView
-from runtime.zset import LOCAL_ROWS, Frame, materialize
+from runtime.operators import Step
+from runtime.schema import ITER
+from runtime.zset import LOCAL_ROWS, materialize_many, union_all
 
 Progress = Callable[[str], None]
 
@@ -44,7 +46,7 @@ class StratumRuntime:
         self.ops: dict[int, object] = {}
         self.out_traces: dict[int, Trace] = {}
         self.last_iterations = 0
-        self.large: set[int] = set()  # operators whose last delta was too large to collect
+        self.large = False  # whether the last iteration's deltas were too large to collect
         rel_of_distinct = {d: r for r, d in circuit.delays.items()}
         for node in circuit.nodes:
             if node.stateful:
@@ -69,13 +71,13 @@ class StratumRuntime:
         else:
             v[node.id] = self.out_traces[node.id]
             if isinstance(node, Join):
-                left = self.circuit.node(node.left)
+                # the output drops computed key columns of the left side (the node's schema)
+                a_out = [c for c in node.columns if c not in node.right_out]
                 self.ops[node.id] = JoinOp(v[node.left], v[node.right], node.left_keys,
-                                           node.right_keys, list(left.columns), node.right_out)
+                                           node.right_keys, a_out, node.right_out)
             elif isinstance(node, AntiJoin):
-                left = self.circuit.node(node.left)
                 self.ops[node.id] = AntiJoinOp(v[node.left], v[node.right], node.left_keys,
-                                               node.right_keys, list(left.columns))
+                                               node.right_keys, list(node.columns))
             elif isinstance(node, Distinct):
                 self.ops[node.id] = DistinctOp(v[node.input], list(node.columns),
                                                nested=self.circuit.recursive)
@@ -99,29 +101,7 @@ class StratumRuntime:
                     f"stratum {c.stratum} ({name}) did not reach a fixpoint within "
                     f"{self.max_iterations} iterations")
             started = time.time()
-            moved = False
-            sizes = []
-            for nid, op in self.ops.items():
-                out = op.step(i)
-                frame: Frame | None = out if out is None or isinstance(out, Frame) else \
-                    materialize(out, expect_large=nid in self.large)
-                if frame is not None and frame.rows > LOCAL_ROWS:
-                    self.large.add(nid)
-                else:
-                    self.large.discard(nid)
-                self.out_traces[nid].record(i, frame)
-                if frame is not None:
-                    sizes.append(frame.rows)
-                    if nid in feedback:
-                        moved = True
-            # A relation fed by a linear node (a group relation: the head select over its
-            # GroupBy) has no operator recording its trace: record the node's delta here.
-            for rel, nid in c.delays.items():
-                if nid not in self.ops:
-                    frame = materialize(self.views[nid].cur(i, i))
-                    self.relation_traces[rel].record(i, frame)
-                    if frame is not None:
-                        sizes.append(frame.rows)
+            sizes, moved = self._iteration(i, feedback)
             if progress is not None:
                 progress(f"stratum {c.stratum} ({name}) iteration {i}: "
                          f"delta {sum(sizes)} rows, {time.time() - started:.1f}s")
@@ -130,12 +110,70 @@ class StratumRuntime:
             if moved:
                 i += 1
                 continue
-            nxt = [h for h in (op.horizon(i) for op in self.ops.values()) if h is not None]
-            if not nxt:
+            nxt = self._horizon(i)
+            if nxt is None:
                 break
-            i = min(nxt)
+            i = nxt
         self.last_iterations = steps
         return steps
+
+    def _iteration(self, i: int, feedback: set[int]) -> tuple[list[int], bool]:
+        """Every operator's double delta at iteration i, materialised by ONE Spark action
+        (DESIGN 5). Operators are planned in circuit order, each reading the deltas of the
+        ones before it at i as plans; the action then replaces those by their frames."""
+        steps: dict[int, Step] = {}
+        for nid, op in self.ops.items():
+            st = op.step(i)
+            if st is not None:
+                steps[nid] = st
+                self.out_traces[nid].record_pending(i, st.out, st.est)
+        # A relation fed by a linear node (a group relation: the head select over its
+        # GroupBy) has no operator recording its trace: its delta is materialised here too.
+        linear_fed = {}
+        for rel, nid in self.circuit.delays.items():
+            if nid not in self.ops:
+                df = self.views[nid].cur(i, i)
+                if df is not None:
+                    linear_fed[rel] = df.drop(ITER)
+        plans = {("op", nid): st.materialised for nid, st in steps.items()}
+        plans.update({("rel", rel): df for rel, df in linear_fed.items()})
+        tags = {("op", nid): st.tag for nid, st in steps.items() if st.tag}
+        try:
+            large = self.large or sum(st.est for st in steps.values()) > LOCAL_ROWS
+            frames = materialize_many(plans, tags, expect_large=large)
+        except BaseException:
+            for nid in steps:
+                self.out_traces[nid].settle(i, None)
+            raise
+        sizes, moved, total = [], False, 0
+        for nid, st in steps.items():
+            raw = frames[("op", nid)]
+            total += raw.rows if raw is not None else 0
+            frame = st.settle(raw) if st.settle is not None else raw
+            self.out_traces[nid].settle(i, frame)
+            if frame is not None:
+                sizes.append(frame.rows)
+                moved = moved or nid in feedback
+        for rel in linear_fed:
+            frame = frames[("rel", rel)]
+            self.relation_traces[rel].record(i, frame)
+            if frame is not None:
+                sizes.append(frame.rows)
+                total += frame.rows
+        self.large = total > LOCAL_ROWS
+        return sizes, moved
+
+    def _horizon(self, i: int) -> int | None:
+        """The next iteration after a quiescent i where this epoch's changes meet `past`
+        entries (None: there is none): the operators' queries, run as one Spark action."""
+        known: list[int] = []
+        queries = []
+        for op in self.ops.values():
+            for h in op.horizon(i):
+                (queries if isinstance(h, DataFrame) else known).append(h)
+        if queries:
+            known += [r[0] for r in union_all(queries).collect() if r[0] is not None]
+        return min(known) if known else None
 
     def traces(self) -> dict[str, Trace]:
         """The operator-owned traces (relation traces belong to the engine)."""
@@ -146,9 +184,8 @@ class StratumRuntime:
                 own[f"s{self.circuit.stratum}_n{nid}"] = t
         return own
 
-    def end_epoch(self, persist=None) -> None:
-        for t in self.traces().values():
-            t.end_epoch(persist)
+    def end_epoch(self) -> None:
+        """The operators' per-epoch state is dropped (the engine folds the traces)."""
         for op in self.ops.values():
             if isinstance(op, DistinctOp):
                 op.end_epoch()

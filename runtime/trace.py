@@ -19,7 +19,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from runtime.schema import ITER, WEIGHT
-from runtime.zset import Frame, consolidate, materialize, union_all
+from runtime.zset import LOCAL_ROWS, Frame, consolidate, materialize, union_all
 
 INF = 1 << 30
 MAX_CUR_BATCHES = 8
@@ -33,10 +33,11 @@ class Batch:
     hi: int  # highest iteration present
     rows: int
     path: str | None = None  # where durable state stored it (runtime/state.py), if it did
+    pending: bool = False  # a plan not yet materialised; `rows` is an estimate
 
 
 def _select(batches: list[Batch], lo: int, hi: int) -> DataFrame | None:
-    parts = []
+    parts, rows = [], 0
     for b in batches:
         if b.hi < lo or b.lo > hi:
             continue
@@ -44,6 +45,10 @@ def _select(batches: list[Batch], lo: int, hi: int) -> DataFrame | None:
         if b.lo < lo or b.hi > hi:
             df = df.filter((F.col(ITER) >= lo) & (F.col(ITER) <= hi))
         parts.append(df)
+        rows += b.rows
+    if len(parts) > 1 and rows <= LOCAL_ROWS:
+        # small batches: one task for the lot, not one per batch partition
+        return union_all(parts).coalesce(1)
     return union_all(parts)
 
 
@@ -82,6 +87,16 @@ class Trace:
 
     # -- writing -------------------------------------------------------------------------
 
+    def record_pending(self, i: int, df: DataFrame, est: int) -> None:
+        """This epoch's delta at iteration i as a plan, for the operators after this one in
+        the same iteration, until the iteration's action materialises it (`settle`)."""
+        self.cur_batches.append(Batch(df.withColumn(ITER, F.lit(i)), i, i, est, pending=True))
+
+    def settle(self, i: int, frame: Frame | None) -> None:
+        """Replace the pending delta at iteration i by its materialised frame."""
+        self.cur_batches = [b for b in self.cur_batches if not (b.pending and b.lo == i)]
+        self.record(i, frame)
+
     def record(self, i: int, frame: Frame | None) -> None:
         """This epoch's double delta at iteration i."""
         if frame is None:
@@ -94,30 +109,48 @@ class Trace:
             if merged is not None:
                 self.cur_batches.insert(0, merged)
 
+    def _merge_plan(self, batches: list[Batch]) -> DataFrame | None:
+        df = consolidate(union_all([b.df for b in batches]), self.columns + [ITER])
+        return None if df is None else df.select(*self.columns, ITER, WEIGHT)
+
     def _merge(self, batches: list[Batch], persist: Callable[[DataFrame], Frame | None] =
                materialize) -> Batch | None:
-        df = consolidate(union_all([b.df for b in batches]), self.columns + [ITER])
-        fr = persist(df.select(*self.columns, ITER, WEIGHT)) if df is not None else None
+        df = self._merge_plan(batches)
+        return self._merged(batches, persist(df) if df is not None else None)
+
+    @staticmethod
+    def _merged(batches: list[Batch], fr: Frame | None) -> Batch | None:
         if fr is None:
             return None
         return Batch(fr.df, min(b.lo for b in batches), max(b.hi for b in batches), fr.rows,
                      getattr(fr, "path", None))
+
+    def fold_plan(self) -> DataFrame | None:
+        """The epoch's batches merged into one, as a plan, when there are several: the engine
+        materialises every trace's with one action and hands each back to `end_epoch`."""
+        return self._merge_plan(self.cur_batches) if len(self.cur_batches) > 1 else None
 
     def epoch_change(self) -> DataFrame | None:
         """Σ over iterations of this epoch's deltas (not consolidated)."""
         df = self.cur(0, INF)
         return None if df is None else df.drop(ITER)
 
-    def end_epoch(self, persist: Callable[[DataFrame], Frame | None] | None = None) -> None:
+    def end_epoch(self, persist: Callable[[DataFrame], Frame | None] | None = None,
+                  folded: list[Frame | None] | None = None) -> None:
         """past += cur. A single materialised batch joins the spine as it is (no Spark job);
         several are merged into one, so plans over `past` stay small; `persist` (durable state)
         writes the epoch's batch where it belongs.
         When the spine grows past MAX_PAST_BATCHES, the newest batches are merged until sizes
-        decrease geometrically, which keeps it logarithmic in the number of epochs."""
+        decrease geometrically, which keeps it logarithmic in the number of epochs.
+        `folded` = [the materialised fold_plan()], when the caller ran it."""
         if self.cur_batches:
             self.iters |= {k for b in self.cur_batches for k in range(b.lo, b.hi + 1)}
             if persist is None and len(self.cur_batches) == 1:
                 self.batches.extend(self.cur_batches)
+            elif persist is None and folded is not None:
+                batch = self._merged(self.cur_batches, folded[0])
+                if batch is not None:
+                    self.batches.append(batch)
             else:
                 batch = self._merge(self.cur_batches, persist or materialize)
                 if batch is not None:

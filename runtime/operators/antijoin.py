@@ -8,21 +8,26 @@ iteration 0 of an epoch.
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-
+from runtime.operators import Step
 from runtime.operators.join import JoinOp
 from runtime.trace import TraceView
-from runtime.zset import drop_iter, negate, union_all
+from runtime.schema import WEIGHT
+from runtime.zset import negate, union_all
 
 
 class AntiJoinOp:
     def __init__(self, a: TraceView, b: TraceView, a_keys: list[str], b_keys: list[str],
                  a_cols: list[str]):
         self.a = a
+        self.a_cols = a_cols  # the left side may carry computed key columns: drop them
         self.semi = JoinOp(a, b, a_keys, b_keys, a_cols, [])
 
-    def step(self, i: int) -> DataFrame | None:
-        return union_all([drop_iter(self.a.cur(i, i)), negate(self.semi.step(i))])
+    def step(self, i: int) -> Step | None:
+        a_i = self.a.cur(i, i)
+        if a_i is not None:
+            a_i = a_i.select(*self.a_cols, WEIGHT)
+        out = union_all([a_i, negate(self.semi.delta(i))])
+        return None if out is None else Step(out, self.a.cur_rows(i, i) + 1)
 
-    def horizon(self, i: int) -> int | None:
+    def horizon(self, i: int) -> list:
         return self.semi.horizon(i)

@@ -19,8 +19,9 @@ from pyspark.sql import functions as F
 
 from runtime.schema import ITER, WEIGHT
 from runtime.trace import INF, TraceView
+from runtime.operators import Step
 from runtime.zset import (BROADCAST_ROWS, LOCAL_ROWS, Frame, antijoin_keys, drop_iter,
-                          materialize, semijoin_keys, union_all)
+                          semijoin_keys, union_all)
 
 
 def _pos(c):
@@ -36,26 +37,30 @@ class DistinctOp:
         self.hist_iters: set[int] = set()
         self.large = False
 
-    def step(self, i: int) -> Frame | None:
-        if not self.nested:
-            return self._done(materialize(self._flat_delta(), expect_large=self.large))
+    def step(self, i: int) -> Step | None:
         v, cols = self.view, self.cols
+        if not self.nested:
+            out = self._flat_delta()
+            return None if out is None else Step(out, v.cur_rows(0, 0), settle=self._done)
         d = drop_iter(v.cur(i, i))
         if d is None and i not in self.hist_iters:
             return None
         keys_d = d.select(*cols) if d is not None else None
         hist = union_all([self.hist, self._new_history(i, keys_d)])
         out = self._delta(i, d, keys_d, hist)
-        # One job materialises both the output (tagged _i = -1) and the grown history.
+        # One materialisation holds both the output (tagged _i = -1) and the grown history.
         both = union_all([hist, out.select(*cols, F.lit(-1).alias(ITER), WEIGHT)])
-        fr = materialize(both, tag=ITER, expect_large=self.large)
+        return Step(out, v.cur_rows(i, i) + 1, df=both, tag=ITER, settle=self._settle)
+
+    def _settle(self, fr: Frame | None) -> Frame | None:
+        cols = self.cols
         tags = fr.tags if fr is not None else {}
         self.hist_iters = {k for k, n in tags.items() if k >= 0 and n}
         self.hist = fr.df.filter(F.col(ITER) >= 0) if self.hist_iters else None
         n_out = tags.get(-1, 0)
         if not n_out:
-            return None
-        return self._done(Frame(fr.df.filter(F.col(ITER) == -1).drop(ITER), n_out))
+            return self._done(None)
+        return self._done(Frame(fr.df.filter(F.col(ITER) == -1).select(*cols, WEIGHT), n_out))
 
     def _done(self, fr: Frame | None) -> Frame | None:
         self.large = fr is not None and fr.rows > LOCAL_ROWS
@@ -120,9 +125,9 @@ class DistinctOp:
         out = _pos(F.col("w2") + F.col("w")) - _pos(F.col("w2"))
         return s.select(*cols, out.cast("long").alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
 
-    def horizon(self, i: int) -> int | None:
+    def horizon(self, i: int) -> list:
         later = [k for k in self.hist_iters if k > i]
-        return min(later) if later else None
+        return [min(later)] if later else []
 
     def end_epoch(self) -> None:
         self.hist = None

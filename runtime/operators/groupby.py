@@ -11,6 +11,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from runtime.expr import compile_expr
+from runtime.operators import Step
 from runtime.schema import WEIGHT
 from runtime.trace import TraceView
 from runtime.zset import consolidate, drop_iter, semijoin_keys, union_all
@@ -41,7 +42,11 @@ class GroupByOp:
                         .alias(self.column),
                         F.lit(sign).cast("long").alias(WEIGHT))
 
-    def step(self, i: int) -> DataFrame | None:
+    def step(self, i: int) -> Step | None:
+        out = self.delta(i)
+        return None if out is None else Step(out, 2 * self.view.cur_rows(0, 0) + 1)
+
+    def delta(self, i: int) -> DataFrame | None:
         if i > 0:
             return None
         d = drop_iter(self.view.cur(0, 0))
@@ -54,5 +59,5 @@ class GroupByOp:
         out = union_all([self._groups(new, 1), self._groups(old, -1)])
         return consolidate(out, self.keys + [self.column])
 
-    def horizon(self, i: int) -> int | None:
-        return None
+    def horizon(self, i: int) -> list:
+        return []

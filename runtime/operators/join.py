@@ -20,6 +20,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from runtime.operators import Step
 from runtime.schema import ITER
 from runtime.trace import INF, TraceView
 from runtime.zset import BROADCAST_ROWS, join, semijoin_keys, union_all
@@ -43,7 +44,14 @@ class JoinOp:
     def _small(self, view: TraceView, lo: int, hi: int) -> bool:
         return view.cur_rows(lo, hi) <= BROADCAST_ROWS
 
-    def step(self, i: int) -> DataFrame | None:
+    def step(self, i: int) -> Step | None:
+        out = self.delta(i)
+        if out is None:
+            return None
+        # a guess for broadcast decisions: the changed sides' sizes
+        return Step(out, self.a.cur_rows(i, i) + self.b.cur_rows(i, i) + 1)
+
+    def delta(self, i: int) -> DataFrame | None:
         a, b = self.a, self.b
         a_iters, b_iters = a.past_iters(), b.past_iters()
         terms: list[DataFrame] = []
@@ -66,8 +74,10 @@ class JoinOp:
             terms.append(self._j(a.past(0, i - 1), b_i, "b" if self._small(b, i, i) else None))
         return union_all(terms)
 
-    def horizon(self, i: int) -> int | None:
-        best = None
+    def horizon(self, i: int) -> list[int | DataFrame]:
+        """Queries (one row, one column: the iteration or null) that the stratum runs
+        together in one Spark action."""
+        queries: list[int | DataFrame] = []
         for x, y, xk, yk in ((self.a, self.b, self.a_keys, self.b_keys),
                              (self.b, self.a, self.b_keys, self.a_keys)):
             if not any(k > i for k in x.past_iters()) or y.cur_rows(0, i) == 0:
@@ -76,7 +86,5 @@ class JoinOp:
             if later is None:  # past_iters() over-approximated: nothing after i
                 continue
             keys = y.cur(0, i).select(*[F.col(c).alias(k) for c, k in zip(yk, xk)])
-            hit = semijoin_keys(later, keys, xk).agg(F.min(ITER)).collect()[0][0]
-            if hit is not None and (best is None or hit < best):
-                best = hit
-        return best
+            queries.append(semijoin_keys(later, keys, xk).agg(F.min(ITER).alias("h")))
+        return queries
