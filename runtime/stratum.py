@@ -55,6 +55,7 @@ class StratumRuntime:
                                             else Trace(list(node.columns)))
         for node in circuit.nodes:
             self._build(node)
+        self.waves = self._waves()
 
     def _build(self, node) -> None:
         v = self.views
@@ -117,49 +118,58 @@ class StratumRuntime:
         self.last_iterations = steps
         return steps
 
+    def _waves(self) -> list[tuple[list[int], list[str]]]:
+        """The stateful operators (and linear-fed relations) grouped by depth within one
+        iteration: a wave reads only deltas of earlier waves (or of earlier iterations, through
+        the delay), so each wave is one Spark action over materialised inputs only. (Planning
+        a whole iteration as one action instead re-plans shared sub-plans once per use: the
+        plan grows exponentially with the chain of operators.)"""
+        level: dict[int, int] = {}
+        for node in self.circuit.nodes:
+            if isinstance(node, (Import, Delay)):
+                level[node.id] = 0
+                continue
+            below = max((level[k] for k in node.inputs), default=0)
+            level[node.id] = below + 1 if node.id in self.ops else below
+        depth = max([level[n] for n in self.ops] + [0])
+        linear_fed = {rel: nid for rel, nid in self.circuit.delays.items() if nid not in self.ops}
+        waves = []
+        for k in range(1, depth + 2):
+            ops = [n for n in self.ops if level[n] == k]
+            rels = [r for r, n in linear_fed.items() if level[n] + 1 == k]
+            if ops or rels:
+                waves.append((ops, rels))
+        return waves
+
     def _iteration(self, i: int, feedback: set[int]) -> tuple[list[int], bool]:
-        """Every operator's double delta at iteration i, materialised by ONE Spark action
-        (DESIGN 5). Operators are planned in circuit order, each reading the deltas of the
-        ones before it at i as plans; the action then replaces those by their frames."""
-        steps: dict[int, Step] = {}
-        for nid, op in self.ops.items():
-            st = op.step(i)
-            if st is not None:
-                steps[nid] = st
-                self.out_traces[nid].record_pending(i, st.out, st.est)
-        # A relation fed by a linear node (a group relation: the head select over its
-        # GroupBy) has no operator recording its trace: its delta is materialised here too.
-        linear_fed = {}
-        for rel, nid in self.circuit.delays.items():
-            if nid not in self.ops:
-                df = self.views[nid].cur(i, i)
-                if df is not None:
-                    linear_fed[rel] = df.drop(ITER)
-        plans = {("op", nid): st.materialised for nid, st in steps.items()}
-        plans.update({("rel", rel): df for rel, df in linear_fed.items()})
-        tags = {("op", nid): st.tag for nid, st in steps.items() if st.tag}
-        try:
+        """Every operator's double delta at iteration i, one Spark action per wave."""
+        sizes: list[int] = []
+        moved, total = False, 0
+        for ops, rels in self.waves:
+            steps = {nid: st for nid in ops if (st := self.ops[nid].step(i)) is not None}
+            # A relation fed by a linear node (a group relation: the head select over its
+            # GroupBy) has no operator recording its trace: its delta is materialised here.
+            fed = {rel: df.drop(ITER) for rel in rels
+                   if (df := self.views[self.circuit.delays[rel]].cur(i, i)) is not None}
+            plans = {("op", nid): st.materialised for nid, st in steps.items()}
+            plans.update({("rel", rel): df for rel, df in fed.items()})
+            tags = {("op", nid): st.tag for nid, st in steps.items() if st.tag}
             large = self.large or sum(st.est for st in steps.values()) > LOCAL_ROWS
             frames = materialize_many(plans, tags, expect_large=large)
-        except BaseException:
-            for nid in steps:
-                self.out_traces[nid].settle(i, None)
-            raise
-        sizes, moved, total = [], False, 0
-        for nid, st in steps.items():
-            raw = frames[("op", nid)]
-            total += raw.rows if raw is not None else 0
-            frame = st.settle(raw) if st.settle is not None else raw
-            self.out_traces[nid].settle(i, frame)
-            if frame is not None:
-                sizes.append(frame.rows)
-                moved = moved or nid in feedback
-        for rel in linear_fed:
-            frame = frames[("rel", rel)]
-            self.relation_traces[rel].record(i, frame)
-            if frame is not None:
-                sizes.append(frame.rows)
-                total += frame.rows
+            for nid, st in steps.items():
+                raw = frames[("op", nid)]
+                total += raw.rows if raw is not None else 0
+                frame = st.settle(raw) if st.settle is not None else raw
+                self.out_traces[nid].record(i, frame)
+                if frame is not None:
+                    sizes.append(frame.rows)
+                    moved = moved or nid in feedback
+            for rel in fed:
+                frame = frames[("rel", rel)]
+                self.relation_traces[rel].record(i, frame)
+                if frame is not None:
+                    sizes.append(frame.rows)
+                    total += frame.rows
         self.large = total > LOCAL_ROWS
         return sizes, moved
 

@@ -33,7 +33,6 @@ class Batch:
     hi: int  # highest iteration present
     rows: int
     path: str | None = None  # where durable state stored it (runtime/state.py), if it did
-    pending: bool = False  # a plan not yet materialised; `rows` is an estimate
 
 
 def _select(batches: list[Batch], lo: int, hi: int) -> DataFrame | None:
@@ -86,16 +85,6 @@ class Trace:
         return sum(b.rows for b in self.batches)
 
     # -- writing -------------------------------------------------------------------------
-
-    def record_pending(self, i: int, df: DataFrame, est: int) -> None:
-        """This epoch's delta at iteration i as a plan, for the operators after this one in
-        the same iteration, until the iteration's action materialises it (`settle`)."""
-        self.cur_batches.append(Batch(df.withColumn(ITER, F.lit(i)), i, i, est, pending=True))
-
-    def settle(self, i: int, frame: Frame | None) -> None:
-        """Replace the pending delta at iteration i by its materialised frame."""
-        self.cur_batches = [b for b in self.cur_batches if not (b.pending and b.lo == i)]
-        self.record(i, frame)
 
     def record(self, i: int, frame: Frame | None) -> None:
         """This epoch's double delta at iteration i."""

@@ -16,10 +16,9 @@ from runtime.zset import Frame
 @dataclass
 class Step:
     """A stateful operator's work for one iteration, still lazy: the stratum materialises the
-    `df` of every operator of the iteration with one Spark action (zset.materialize_many).
+    `df` of every operator of a wave with one Spark action (zset.materialize_many).
 
-    `out` is the operator's output delta as a plan, read by the operators after it in the same
-    iteration before the action runs; `est` estimates its rows (for broadcast decisions).
+    `out` is the operator's output delta as a plan; `est` estimates its rows.
     `df` is what gets materialised (the output itself, unless the operator stores more with
     it, counted per value of column `tag`); `settle` turns the materialised frame into the
     output delta and updates the operator's state."""
