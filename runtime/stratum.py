@@ -1,9 +1,13 @@
 """Runs one stratum's circuit for one epoch on Spark (DESIGN 4.3, 5).
 
 Non-recursive strata run iteration 0 only. Recursive strata iterate i = 0, 1, ...: at each i
-every stateful operator computes its double delta, which is materialised (one Spark job, which
-also counts it) and recorded in that operator's output trace; linear operators are views over
-those traces and cost nothing by themselves.
+every stateful operator computes its double delta, which is materialised and counted and
+recorded in that operator's output trace; linear operators are views over those traces and
+cost nothing by themselves. The operators are grouped in waves by their depth within the
+iteration (a join feeding a distinct: two waves); a wave is one Spark action
+(zset.materialize_many), so an iteration costs as many actions as its circuit is deep, not as
+many as it has operators. DESIGN 5 asks for one action per iteration: that holds for the
+termination decision (the last wave's counts decide it), not for the materialisations.
 
 Termination (the sharper rule of DESIGN 4.3): while some relation's Distinct emits a non-empty
 delta, go on to i+1. When none does, the stratum is quiescent: nothing more can happen except
