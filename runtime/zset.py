@@ -18,7 +18,7 @@ from pyspark.sql import types as T
 from runtime.schema import ITER, WEIGHT
 
 # Below this many rows a delta is broadcast to the other side of a join.
-BROADCAST_ROWS = 200_000
+BROADCAST_ROWS = 50_000
 
 
 # Up to this many rows, a delta's rows are brought to the driver by the same action that
@@ -200,16 +200,17 @@ def join(a: DataFrame, b: DataFrame, a_keys: list[str], b_keys: list[str], a_out
 
 def semijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str]) -> DataFrame:
     """Rows of `df` whose `cols` occur in `keys_df` (which has exactly `cols`; duplicates in it
-    do not matter). The key side is small: broadcast it."""
+    do not matter). The key side is usually small, but not always (the history of a large
+    change): Spark chooses the broadcast from its statistics, which are exact for the local
+    relations small frames are (zset.materialize_many), and AQE corrects it at run time; a
+    forced broadcast of a large side fails with "Not enough memory to build and broadcast"."""
     if not cols:
         return df
     rk = keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols])
-    return df.join(F.broadcast(rk), null_safe_on(cols, [f"s__{c}" for c in cols]),
-                   "left_semi")
+    return df.join(rk, null_safe_on(cols, [f"s__{c}" for c in cols]), "left_semi")
 
 
 def antijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str]) -> DataFrame:
-    """Rows of `df` whose `cols` do not occur in `keys_df`."""
+    """Rows of `df` whose `cols` do not occur in `keys_df` (broadcast as in semijoin_keys)."""
     rk = keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols])
-    return df.join(F.broadcast(rk), null_safe_on(cols, [f"s__{c}" for c in cols]),
-                   "left_anti")
+    return df.join(rk, null_safe_on(cols, [f"s__{c}" for c in cols]), "left_anti")
