@@ -1,8 +1,8 @@
 """Lineage stays bounded (DESIGN 5): the plans the engine materialises do not grow with the
 number of fixpoint iterations, nor with the number of epochs.
 
-Every delta goes through `runtime.zset.materialize`; this test records the size of each plan
-handed to it and checks that the late ones are no larger than the early ones (up to a constant
+Every delta is cut from its lineage by `runtime.zset.checkpoint_leaf` (large) or
+`runtime.zset.local_relation` (small); this test records the size of each plan handed to them and checks that the late ones are no larger than the early ones (up to a constant
 factor), on a chain whose reachability needs one iteration per edge, then over many epochs."""
 from __future__ import annotations
 
@@ -22,13 +22,15 @@ Reach(y) :- Reach(x), Edge(x, y).
 @pytest.fixture
 def plan_sizes(monkeypatch):
     sizes: list[int] = []
-    original = zset.checkpoint_leaf
 
-    def recording(df):
-        sizes.append(len(df._jdf.queryExecution().logical().toString()))
-        return original(df)
+    def recording(original):
+        def cut(df):
+            sizes.append(len(df._jdf.queryExecution().logical().toString()))
+            return original(df)
+        return cut
 
-    monkeypatch.setattr(zset, "checkpoint_leaf", recording)
+    for name in ("checkpoint_leaf", "local_relation"):
+        monkeypatch.setattr(zset, name, recording(getattr(zset, name)))
     return sizes
 
 
