@@ -103,6 +103,9 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
             for r in base.select("_t", "_g").collect():  # local rows: no Spark job
                 counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
         else:
+            # larger than expected: a local relation this size would be shipped with every
+            # task that reads it (and broadcast whole); move it to the executors instead
+            base = checkpoint_leaf(base)
             for r in base.groupBy("_t", "_g").count().collect():
                 counts[(r[0], r[1])] = r[2]
     for slot, k in enumerate(keys):

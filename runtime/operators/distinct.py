@@ -35,6 +35,7 @@ class DistinctOp:
         self.nested = nested
         self.hist: DataFrame | None = None  # past history (cols, _i, _w) of touched rows
         self.hist_iters: set[int] = set()
+        self.hist_rows = 0
         self.large = False
 
     def step(self, i: int) -> Step | None:
@@ -50,12 +51,15 @@ class DistinctOp:
         out = self._delta(i, d, keys_d, hist)
         # One materialisation holds both the output (tagged _i = -1) and the grown history.
         both = union_all([hist, out.select(*cols, F.lit(-1).alias(ITER), WEIGHT)])
-        return Step(out, v.cur_rows(i, i) + 1, df=both, tag=ITER, settle=self._settle)
+        # the materialised frame carries the history too: count it in the estimate
+        return Step(out, v.cur_rows(i, i) + self.hist_rows + 1, df=both, tag=ITER,
+                    settle=self._settle)
 
     def _settle(self, fr: Frame | None) -> Frame | None:
         cols = self.cols
         tags = fr.tags if fr is not None else {}
         self.hist_iters = {k for k, n in tags.items() if k >= 0 and n}
+        self.hist_rows = sum(n for k, n in tags.items() if k >= 0)
         self.hist = fr.df.filter(F.col(ITER) >= 0) if self.hist_iters else None
         n_out = tags.get(-1, 0)
         if not n_out:
@@ -132,3 +136,4 @@ class DistinctOp:
     def end_epoch(self) -> None:
         self.hist = None
         self.hist_iters = set()
+        self.hist_rows = 0
