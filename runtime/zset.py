@@ -46,9 +46,10 @@ def materialize(df: DataFrame | None, tag: str | None = None,
 def materialize_many(dfs: dict[Hashable, DataFrame | None],
                      tags: dict[Hashable, str] | None = None,
                      expect_large: bool | None = False) -> dict[Hashable, Frame | None]:
-    """Materialise several Z-sets with ONE Spark action (DESIGN 5: at most one action per
-    fixpoint iteration): each is cut from its lineage and counted, per value of its `tags`
-    column too; empty ones come back as None.
+    """Materialise several Z-sets with one Spark action (the stratum calls it once per wave
+    of operators, the engine once for all inputs and once for all end-of-epoch folds): each is
+    cut from its lineage and counted, per value of its `tags` column too; empty ones come
+    back as None.
 
     The frames are packed side by side into one DataFrame (a slot column `_t` says whose row
     it is, `_g` carries the row's tag value; each frame has columns of its own, null in the
@@ -67,8 +68,6 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     out: dict[Hashable, Frame | None] = {k: None for k in dfs}
     if not keys:
         return out
-    first = dfs[keys[0]]
-    spark = first.sparkSession
     parts = []
     layout: list[tuple[str, T.DataType, int]] = []  # packed column, type, slot
     for slot, k in enumerate(keys):
