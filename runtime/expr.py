@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from ddlog import ast
 from ddlog.circuit import Col, var_col
 from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
-                         TVec, Type)
+                         Type)
 from runtime.schema import spark_type
 
 Env = dict[str, Column]

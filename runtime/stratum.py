@@ -33,7 +33,6 @@ from runtime.operators.groupby import GroupByOp
 from runtime.operators.join import JoinOp
 from runtime.operators.linear import linear_fn
 from runtime.trace import Flat, Mapped, Shifted, Summed, Trace, TraceView
-from runtime.operators import Step
 from runtime.schema import ITER
 from runtime.zset import LOCAL_ROWS, materialize_many, union_all
 

@@ -7,7 +7,6 @@ says what it is for.
 """
 from __future__ import annotations
 
-import random
 
 import pytest
 
