@@ -8,7 +8,7 @@ no other binding names.
 from __future__ import annotations
 
 from ddlog.database import Database, read_dat
-from runtime.io import BindingError, parse_binding, parse_spec, read_source
+from runtime.io import BindingError, check_sink_path, parse_binding, parse_spec, read_source
 
 ALL = "*"
 
@@ -39,6 +39,7 @@ def bind(db: Database, inputs: list[str], outputs: list[str]) -> None:
             from runtime.io import check_csv_columns
 
             check_csv_columns(info, spec)
+        check_sink_path(spec)
         sinks[rel] = str(spec)
     db.inputs, db.outputs = bound, sinks
 

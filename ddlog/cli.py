@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ddlog.errors import DDlogError
+from ddlog.source import read_text
 
 
 @dataclass(frozen=True)
@@ -67,13 +68,27 @@ def main(argv: list[str] | None = None) -> int:
     except DDlogError as err:
         print(err.format(), file=sys.stderr)
         return 1
+    except RecursionError:
+        print("ddlog: error: the input is nested too deeply to process", file=sys.stderr)
+        return 1
     except FileNotFoundError as err:
         print(f"ddlog: error: no such file: {err.filename}", file=sys.stderr)
         return 2
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as err:
-        print(f"ddlog: error: cannot read {getattr(err, 'filename', '') or ''}: {err}",
+    except OSError as err:
+        print(f"ddlog: error: {err.filename or 'input/output'}: {err.strerror or err}",
               file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("ddlog: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:
+        from runtime.errors import describe
+
+        what = describe(err)  # a Spark job that failed while reading or computing
+        if what is None:
+            raise
+        print(f"ddlog: error: {what}", file=sys.stderr)
+        return 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,16 +201,18 @@ def cmd_shell(args: argparse.Namespace) -> int:
     from ddlog.shell import Shell
 
     db = Database.for_program(args.program, args.state, spark_options(args))
+    status = 1
     try:
         if args.commands is not None:
-            with open(args.commands, encoding="utf-8") as f:
-                text = f.read()
-            return Shell(db, progress=progress_reporter()).run_text(text, args.commands)
-        if sys.stdin.isatty():
-            return Shell(db, interactive=True, progress=progress_reporter()).run_terminal()
-        return Shell(db, progress=progress_reporter()).run_stream(sys.stdin)
+            text = read_text(args.commands)
+            status = Shell(db, progress=progress_reporter()).run_text(text, args.commands)
+        elif sys.stdin.isatty():
+            status = Shell(db, interactive=True, progress=progress_reporter()).run_terminal()
+        else:
+            status = Shell(db, progress=progress_reporter()).run_stream(sys.stdin)
+        return status
     finally:
-        db.close()
+        db.close(failed=status != 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,6 +235,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ddlog.bindings import bind, source_frames
 
     db = Database.create(args.program, args.state, spark_options(args))
+    failed = True
     try:
         bind(db, args.input, args.output)  # validated before Spark starts
         txn = Transaction()
@@ -231,9 +249,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"  {name}: {n} row{'s' if n != 1 else ''}")
         for s in sinks:
             print(f"  wrote {s}")
+        failed = False
         return 0
     finally:
-        db.close()
+        db.close(failed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,11 +285,13 @@ class _UpdateAction(argparse.Action):
          *SPARK_ARGS)
 def cmd_feed(args: argparse.Namespace) -> int:
     from ddlog.database import Database, Transaction
-    from ddlog.shell import feed_commands
+    from ddlog.shell import feed_commands, record_argument
 
     db = Database.open(args.state, spark_options(args))
     try:
         if args.epoch is not None:
+            if args.epoch < 1:
+                raise DDlogError(f"--epoch {args.epoch}: epochs are numbered from 1")
             if args.epoch <= db.epoch:
                 print(f"epoch {args.epoch} is already committed (the state is at epoch "
                       f"{db.epoch}): skipped", file=sys.stderr)
@@ -281,12 +302,12 @@ def cmd_feed(args: argparse.Namespace) -> int:
         txn = Transaction()
         n = 0
         if args.file is not None:
-            with open(args.file, encoding="utf-8") as f:
-                n += feed_commands(db, txn, f.read(), args.file)
+            n += feed_commands(db, txn, read_text(args.file), args.file)
         elif not args.updates and not sys.stdin.isatty():
             n += feed_commands(db, txn, sys.stdin.read(), "<stdin>")
         for kind, text in args.updates or []:
-            n += feed_commands(db, txn, f"{kind} {text.strip().rstrip(';')};", f"--{kind}")
+            db.apply(txn, record_argument(kind, text), f"--{kind}", f"{kind} {text}")
+            n += 1
         if n == 0:
             raise DDlogError("nothing to feed: give a FILE.dat with updates, --insert or "
                              "--delete (or pipe commands to stdin)")
@@ -366,6 +387,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
     from ddlog import render
     from ddlog.database import Database
+    from runtime.errors import describe
 
     db = Database.open(args.state, spark_options(args), writer=False)
     try:
@@ -377,7 +399,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
                 df = df.limit(args.limit)
             rows = df.collect()
         except PySparkException as err:
-            raise DDlogError(f"sql: {str(err).strip()}") from None
+            raise DDlogError(f"sql: {describe(err)}") from None
         sys.stdout.write(render.table_text(df.columns, rows, args.format))
         return 0
     finally:

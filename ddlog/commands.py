@@ -22,7 +22,7 @@ from lark import v_args
 
 from ddlog import ast
 from ddlog.errors import Span
-from ddlog.parser import Builder, Located, mask, run_lark, scan_string, transform
+from ddlog.parser import Builder, Located, NestingError, parse_text, scan_string
 from grammar import commands_parser
 
 # ---------------------------------------------------------------------------------------------
@@ -260,7 +260,12 @@ class StatementSplitter:
         while True:
             buf = self._buf  # re-read: `push` between two commands compacts the buffer
             start = _skip_blank(buf, self._i)
-            end = _statement_end(buf, start) if start < len(buf) else -1
+            try:
+                end = _statement_end(buf, start) if start < len(buf) else -1
+            except NestingError as err:
+                # cut the statement at the next `;`: parsing it reports the nesting, located
+                semi = buf.find(";", err.pos)
+                end = semi + 1 if semi >= 0 else -1
             self._advance(start)
             if end < 0:
                 return
@@ -306,12 +311,8 @@ def parse_statement(text: str, loc: Located, fast: bool = True) -> Command:
             return update
     if _is_echo(text, 0):
         return _echo(text, loc)
-    masked = mask(text, loc, hash_comments=True)
-    tree = run_lark(commands_parser(), masked, text, "command", loc)
-    builder = _CommandBuilder(loc, text)
-    command = transform(tree, builder)
-    builder.check_no_stray_group_by()
-    return command
+    return parse_text(text, "command", loc, _CommandBuilder, commands_parser(),
+                      hash_comments=True)
 
 
 def _echo(text: str, loc: Located) -> Echo:

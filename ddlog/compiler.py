@@ -17,6 +17,7 @@ from ddlog import ast
 from ddlog.checked import CheckedProgram, RelationInfo
 from ddlog.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
                            IRExpr, Join, Node, Output, Select, Union_, var_col)
+from ddlog.limits import recursion_room
 from ddlog.normalize import UNIT, group_key_type, normalize
 from ddlog.types import TGroup, TSet, TVec, Type
 from strata import Stratum, stratify_rules
@@ -273,6 +274,7 @@ class _Builder:
                        self.nodes, outputs, delays)
 
 
+@recursion_room()
 def compile_program(program: CheckedProgram) -> CompiledProgram:
     relations, rules = normalize(program)
     strata = stratify_rules(list(relations), rules, program.file, program.source)

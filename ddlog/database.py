@@ -28,6 +28,7 @@ from ddlog.compiler import compile_program
 from ddlog.errors import DDlogError, EvaluationError, Span
 from ddlog.frontend import load_text
 from ddlog.literals import row_of
+from ddlog.source import read_text
 from ddlog.values import sort_key
 from runtime.state import Manifest, StateDir, StateError, program_hash
 
@@ -135,37 +136,42 @@ class Database:
     def for_program(cls, program_path: str, state_dir: str | None = None,
                     options: SparkOptions | None = None) -> "Database":
         """The shell: a program file, with a state directory that is created on the first
-        commit or must hold a state of this very program."""
-        with open(program_path, encoding="utf-8") as f:
-            text = f.read()
-        if state_dir is None:
-            return cls(text, program_path, options=options)
-        state = StateDir(state_dir)
-        state.lock_writer()
-        manifest = None
-        if state.exists():
-            manifest = state.read_manifest()
-            state.check_program(manifest, text, program_path)
-        db = cls(text, program_path, state, manifest, options)
-        state.collect_garbage(manifest)
+        commit or must hold a state of this very program. The program is checked before the
+        directory is touched."""
+        db = cls(read_text(program_path), program_path, options=options)
+        if state_dir is not None:
+            db._claim(StateDir(state_dir), existing=True)
         return db
 
     @classmethod
     def create(cls, program_path: str, state_dir: str,
                options: SparkOptions | None = None) -> "Database":
         """`ddlog run`: a new state (refused if the directory already holds one)."""
-        with open(program_path, encoding="utf-8") as f:
-            text = f.read()
-        state = StateDir(state_dir)
-        state.lock_writer()
-        if state.exists():
-            epoch = state.read_manifest().epoch
-            raise StateError(f"{state.path} already holds a state (epoch {epoch}): change it "
-                             f"with `ddlog feed` or `ddlog refresh`, or remove the directory "
-                             f"to start again")
-        db = cls(text, program_path, state, None, options)
-        state.collect_garbage(None)
+        db = cls(read_text(program_path), program_path, options=options)
+        db._claim(StateDir(state_dir), existing=False)
         return db
+
+    def _claim(self, state: StateDir, existing: bool) -> None:
+        """Become the writer of `state` (a new or empty directory, or a state of this program
+        when `existing` is allowed)."""
+        state.lock_writer()
+        try:
+            manifest = None
+            if state.exists():
+                manifest = state.read_manifest()
+                if not existing:
+                    raise StateError(f"{state.path} already holds a state (epoch "
+                                     f"{manifest.epoch}): change it with `ddlog feed` or "
+                                     f"`ddlog refresh`, or remove the directory to start again")
+                state.check_program(manifest, self.text, self.file)
+                state.verify(manifest)
+        except BaseException:
+            state.abandon()
+            state.release()
+            raise
+        self.state, self.manifest = state, manifest
+        if manifest is not None:
+            self.inputs, self.outputs = dict(manifest.inputs), dict(manifest.outputs)
 
     @classmethod
     def open(cls, state_dir: str, options: SparkOptions | None = None,
@@ -174,19 +180,25 @@ class Database:
         state = StateDir(state_dir)
         if writer:
             if not state.exists():
-                state.read_manifest()  # raises the "no state" error
+                state.read_manifest()  # raises the "no state" (or "not a directory") error
             state.lock_writer()
         else:
             state.lock_reader()
-        manifest = state.read_manifest()
-        text = state.read_program(manifest)
-        db = cls(text, manifest.program_file, state, manifest, options, writer)
-        if writer:
-            state.collect_garbage(manifest)
-        return db
+        try:
+            manifest = state.read_manifest()
+            text = state.read_program(manifest)
+            state.verify(manifest)
+            return cls(text, manifest.program_file, state, manifest, options, writer)
+        except BaseException:
+            state.release()
+            raise
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
+        """Release the state. `failed`: the command is ending with an error, so a state
+        directory it created and never committed to is removed again."""
         if self.state is not None:
+            if failed:
+                self.state.abandon()
             self.state.release()
 
     # -- relations ---------------------------------------------------------------------------
@@ -356,7 +368,7 @@ class Database:
         """Run one epoch. Returns the change (lazy DataFrames, columns c0..cN and _w) of every
         output relation whose trace moved. In durable mode the epoch is on disk when this
         returns (sinks are rewritten afterwards: see write_sinks)."""
-        from pyspark.errors import PySparkException
+        from runtime.errors import describe, is_damage
         from runtime.state import Persister
 
         engine = self.engine
@@ -376,10 +388,14 @@ class Database:
         except BaseException as err:
             if self.state is not None:
                 self._engine = None  # re-read the last committed epoch when next needed
-            if isinstance(err, PySparkException):
-                raise EvaluationError(f"the transaction failed and was rolled back: "
-                                      f"{_first_line(err)}") from err
-            raise
+            what = describe(err)
+            if what is None:
+                raise
+            if is_damage(err) and self.state is not None:
+                raise StateError(f"state {self.state.path} is damaged ({what}); the "
+                                 f"transaction was not committed") from None
+            raise EvaluationError(f"the transaction failed and was rolled back: {what}") \
+                from None
         return outs
 
     def _store_epoch(self, outs: dict, persist) -> None:
@@ -427,11 +443,6 @@ def _quiet_query_context_logs() -> None:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 10)
 
 
-def _first_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
-
-
 # ---------------------------------------------------------------------------------------------
 # .dat files as sources
 
@@ -440,13 +451,14 @@ def read_dat(db: Database, path: str) -> dict[str, set[tuple]]:
     """The input relations a DDlog command file leaves after replaying it: updates in order,
     transactions honoured (`rollback;` drops the open one), updates outside a transaction
     applied directly (a plain file of facts), `clear R;` empties R."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    text = read_text(path)
     committed: dict[str, set[tuple]] = {}
     pending: dict[str, set[tuple]] | None = None
     for cmd in C.parse_commands(text, path):
         target = committed if pending is None else pending
         if isinstance(cmd, C.Start):
+            if pending is not None:
+                raise DDlogError("start: a transaction is already in progress", cmd.span, text)
             pending = {k: set(v) for k, v in committed.items()}
         elif isinstance(cmd, C.Commit):
             if pending is not None:

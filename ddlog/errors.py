@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ddlog.limits import EXCERPT_WIDTH
+
 
 @dataclass(frozen=True)
 class Span:
@@ -41,18 +43,42 @@ class DDlogError(Exception):
         head = f"{self.span}: error: {self.message}"
         if not self.source:
             return head
-        lines = self.source.splitlines()
-        if not 1 <= self.span.line <= len(lines):
+        text = _line(self.source, self.span.line)
+        if text is None:
             return head
-        text = lines[self.span.line - 1].expandtabs(1)
+        text = text.expandtabs(1)
+        col = self.span.col - 1
         width = 1
         if self.span.end_line == self.span.line and self.span.end_col > self.span.col:
             width = self.span.end_col - self.span.col
-        caret = " " * (self.span.col - 1) + "^" * width
+        if len(text) > EXCERPT_WIDTH:
+            # a window of the line around the column, so a huge line is not printed whole
+            start = max(0, min(col - EXCERPT_WIDTH // 3, len(text) - EXCERPT_WIDTH))
+            end = start + EXCERPT_WIDTH
+            shown = ("..." if start else "") + text[start:end] + ("..." if end < len(text)
+                                                                    else "")
+            col = col - start + (3 if start else 0)
+            width = max(1, min(width, EXCERPT_WIDTH - (col - (3 if start else 0))))
+            text = shown
+        caret = " " * col + "^" * width
         return f"{head}\n  {text}\n  {caret}"
 
     def __str__(self) -> str:
         return self.format()
+
+
+def _line(source: str, line: int) -> str | None:
+    """Line `line` (1-based) of `source`, found without splitting the whole text."""
+    if line < 1:
+        return None
+    start = 0
+    for _ in range(line - 1):
+        start = source.find("\n", start) + 1
+        if start == 0:
+            return None
+    end = source.find("\n", start)
+    text = source[start:] if end < 0 else source[start:end]
+    return text.rstrip("\r")
 
 
 class ParseError(DDlogError):

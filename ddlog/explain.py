@@ -5,6 +5,7 @@ from ddlog import ast
 from ddlog.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
                            Join, Negate, Node, Output, Select, Union_)
 from ddlog.compiler import CompiledProgram
+from ddlog.limits import recursion_room
 
 
 def show_expr(e) -> str:
@@ -86,6 +87,7 @@ def _inputs(node: Node) -> str:
     return ", ".join(f"#{i}" for i in node.inputs)
 
 
+@recursion_room()
 def explain_text(cp: CompiledProgram) -> str:
     lines = []
     for s in cp.strata:
@@ -108,6 +110,7 @@ def _dot_escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace('"', '\\"')
 
 
+@recursion_room()
 def explain_dot(cp: CompiledProgram) -> str:
     out = ["digraph ddlog {", "  rankdir=LR;", "  node [shape=box, fontname=Helvetica];"]
     for c in cp.circuits:

@@ -27,6 +27,8 @@ from ddlog.types import (BOOL, STRING, TFunc, TGroup, TInt, TOption, TSet, TStru
 
 Validate = Callable[[Type, Span], None]
 
+SHIFT_AMOUNT = TInt(False, 32)
+
 
 class ExprChecker:
     def __init__(self, decls: Decls, inliner: Inliner):
@@ -133,8 +135,10 @@ class ExprChecker:
             lspan, rspan = e.left.span, e.right.span
             e.left = self.infer(e.left, sc, hint if isinstance(hint, TInt) else None)
             _want(op, "an integer", isinstance(e.left.ty, TInt), e.left.ty, lspan)
-            e.right = self.infer(e.right, sc, e.left.ty)
-            _want(op, "an integer shift amount", isinstance(e.right.ty, TInt), e.right.ty, rspan)
+            # DDlog's shift amount is a bit<32> (a literal becomes one; `-1` is out of range)
+            e.right = self.infer(e.right, sc, SHIFT_AMOUNT)
+            _want(op, "a bit<32> (u32) shift amount", e.right.ty == SHIFT_AMOUNT, e.right.ty,
+                  rspan, "; convert it with `as u32`" if isinstance(e.right.ty, TInt) else "")
             e.ty = e.left.ty
             return e
         if op in CMP_OPS:
@@ -199,7 +203,7 @@ class ExprChecker:
         args = [self.check(a, sc, t, f"argument '{n}' of function '{e.func}'")
                 for a, (n, t) in zip(e.args, f.params)]
         assert f.body is not None, f"function {e.func} used before it was checked"
-        return self.inliner.inline(f.body, [n for n, _ in f.params], args)
+        return self.inliner.inline(f.body, [n for n, _ in f.params], args, e, f.size)
 
     def _FieldAccess(self, e: ast.FieldAccess, sc: Scope, hint):
         e.expr = self.infer(e.expr, sc)

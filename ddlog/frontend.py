@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ddlog.checked import CheckedProgram
 from ddlog.parser import parse_program
+from ddlog.source import read_text
 from ddlog.typecheck import check_program
 from strata import Stratum, stratify
 
@@ -33,8 +34,7 @@ def read_program(path_or_text: str, file: str | None = None) -> tuple[str, str]:
     looks_like_path = "\n" not in path_or_text and (
         path_or_text.endswith(".dl") or os.path.isfile(path_or_text))
     if looks_like_path:
-        with open(path_or_text, encoding="utf-8") as f:
-            return f.read(), file or path_or_text
+        return read_text(path_or_text), file or path_or_text
     return path_or_text, file or "<input>"
 
 
@@ -46,8 +46,7 @@ def load(path_or_text: str, file: str | None = None) -> Frontend:
 
 def load_file(path: str) -> Frontend:
     """Like `load`, but `path` is always a file name (whatever it ends with)."""
-    with open(path, encoding="utf-8") as f:
-        return load_text(f.read(), path)
+    return load_text(read_text(path), path)
 
 
 def load_text(text: str, file: str = "<input>") -> Frontend:

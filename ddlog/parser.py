@@ -20,65 +20,93 @@ import re
 from types import SimpleNamespace
 from typing import Callable
 
-from lark import Lark, Token, Transformer, v_args
+from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 
 from ddlog import ast
 from ddlog.errors import DDlogError, ParseError, Span
+from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
 from grammar import program_parser
 
 # ---------------------------------------------------------------------------------------------
 # Scanning: strings, interpolations, comments
 
 
+class NestingError(Exception):
+    """String interpolations nested deeper than MAX_NESTING, at offset `pos` of the text."""
+
+    def __init__(self, pos: int):
+        super().__init__(pos)
+        self.pos = pos
+
+
 def scan_string(text: str, i: int) -> tuple[int, list[tuple[int, int]]]:
     """`text[i]` is `"`. Returns the index just past the closing quote and the (start, end) of
-    the body of every `${...}` in the string, or (-1, []) when the string does not end."""
-    n = len(text)
-    j = i + 1
+    the body of every `${...}` in the string, or (-1, []) when the string does not end.
+    Raises NestingError when interpolations nest too deeply."""
     interps: list[tuple[int, int]] = []
-    while j < n:
-        c = text[j]
-        if c == "\\":
-            j += 2
-        elif c == '"':
-            return j + 1, interps
-        elif c == "$" and j + 1 < n and text[j + 1] == "{":
-            close = scan_interpolation(text, j + 2)
-            if close < 0:
-                return -1, []
-            interps.append((j + 2, close))
-            j = close + 1
-        else:
-            j += 1
-    return -1, []
+    end = _scan(text, i + 1, ["str"], interps)
+    return (end, interps) if end >= 0 else (-1, [])
 
 
 def scan_interpolation(text: str, i: int) -> int:
     """`i` is just after `${`: the index of the matching `}` (nested braces, strings and
     `/* */` comments are skipped), or -1."""
-    depth = 1
+    end = _scan(text, i, [1], [])
+    return end - 1 if end >= 0 else -1
+
+
+def _scan(text: str, j: int, stack: list, interps: list[tuple[int, int]]) -> int:
+    """The scanner behind scan_string and scan_interpolation, iterative so that nesting costs
+    no Python stack. `stack` holds "str" for an open string and, for an open `${`, the depth of
+    braces inside it; returns the index just past the construct that empties the stack, or -1.
+    Top-level interpolation bodies of an outer string are added to `interps`."""
     n = len(text)
-    j = i
+    starts: list[int] = []  # body start of each open interpolation
     while j < n:
+        top = stack[-1]
         c = text[j]
+        if top == "str":
+            if c == "\\":
+                j += 2
+                continue
+            if c == '"':
+                stack.pop()
+                j += 1
+                if not stack:
+                    return j
+                continue
+            if c == "$" and text.startswith("${", j):
+                if len(starts) >= MAX_NESTING:
+                    raise NestingError(j)
+                stack.append(1)
+                starts.append(j + 2)
+                j += 2
+                continue
+            j += 1
+            continue
+        # inside an interpolation (or scan_interpolation's body)
         if c == "/" and text.startswith("/*", j):
             j = _comment_end(text, j)
             if j < 0:
                 return -1
             continue
         if c == '"':
-            j, _ = scan_string(text, j)
-            if j < 0:
-                return -1
-            continue
-        if c == "{":
-            depth += 1
+            stack.append("str")
+        elif c == "{":
+            stack[-1] = top + 1
         elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return j
+            if top == 1:
+                stack.pop()
+                if starts:
+                    start = starts.pop()
+                    if len(stack) == 1 and stack[0] == "str":
+                        interps.append((start, j))
+                if not stack:
+                    return j + 1
+            else:
+                stack[-1] = top - 1
         j += 1
     return -1
 
@@ -101,11 +129,13 @@ class Located:
     `line_off + 1`, and its first line at column `col_off + 1` (for interpolations and for
     statements of the command language, which are parsed on their own)."""
 
-    def __init__(self, file: str, source: str, line_off: int = 0, col_off: int = 0):
+    def __init__(self, file: str, source: str, line_off: int = 0, col_off: int = 0,
+                 depth: int = 0):
         self.file = file
         self.source = source
         self.line_off = line_off
         self.col_off = col_off
+        self.depth = depth  # nesting levels around this piece (an interpolation's string)
 
     def pos(self, line: int, col: int) -> tuple[int, int]:
         return line + self.line_off, col + (self.col_off if line == 1 else 0)
@@ -134,7 +164,11 @@ def mask(text: str, loc: Located, hash_comments: bool = False) -> str:
     while i < n:
         c = text[i]
         if c == '"':
-            end, interps = scan_string(text, i)
+            try:
+                end, interps = scan_string(text, i)
+            except NestingError as err:
+                raise loc.error(f"string interpolations nested too deeply (more than "
+                                f"{MAX_NESTING} levels)", loc.span_at(text, err.pos)) from None
             if end < 0:
                 raise loc.error("unterminated string literal", loc.span_at(text, i))
             for a, b in interps:
@@ -255,9 +289,15 @@ def run_lark(lark: Lark, masked: str, raw: str, start: str, loc: Located):
         else:
             span = loc.span(tok.line, tok.column, tok.end_line, tok.end_column)
         message = f"unexpected {_describe_token(tok, raw)}"
-        expected = _expected(_acceptable(e), lark)
+        acceptable = _acceptable(e)
+        expected = _expected(acceptable, lark)
         if expected:
             message += f", expected one of: {expected}"
+        if tok.type == "LIDENT" and "UIDENT" in acceptable and "LIDENT" not in acceptable:
+            message += " (relation, constructor and type names start with an upper-case letter)"
+        elif tok.type == "UIDENT" and "LIDENT" in acceptable and "UIDENT" not in acceptable:
+            message += (" (variable, function, column and field names start with a lower-case "
+                        "letter)")
         raise loc.error(message, span) from None
     except UnexpectedCharacters as e:
         span = loc.span(e.line, e.column, e.line, e.column + 1)
@@ -291,6 +331,7 @@ class Builder(Transformer):
         self.loc = loc
         self.raw = raw  # the unmasked text the tree was parsed from
         self.fresh = 0  # counter for `__g<N>` variables
+        self.string_depth: dict[int, int] = {}  # see check_nesting
         # method calls `.group_by(..)` not (yet) consumed by a `var v = ...` body item
         self.stray_group_by: dict[int, ast.Call] = {}
 
@@ -354,9 +395,13 @@ class Builder(Transformer):
 
     def bits_type(self, meta, ch):
         kw, _, width, _ = ch
-        if int(width) < 1:
+        digits = str(width).lstrip("0")
+        if not digits:
             raise self.fail("a bit width must be at least 1", self.tsp(width))
-        return ast.BitsType(str(kw) == "signed", int(width), self.sp(meta))
+        if len(digits) > 9:  # resolve.py reports the other widths over MAX_INT_BITS
+            raise self.fail(f"{kw}<N> width must be between 1 and {MAX_INT_BITS}",
+                            self.tsp(width))
+        return ast.BitsType(str(kw) == "signed", int(digits), self.sp(meta))
 
     cast_bits = bits_type
 
@@ -540,21 +585,38 @@ class Builder(Transformer):
         span = self.tsp(tok)
         text = str(tok)
         if tok.type == "HEX_INT":
-            return ast.Lit(int(text[2:].replace("_", ""), 16), "int", span)
+            return ast.Lit(self._integer(text[2:].replace("_", ""), 16, text, span), "int",
+                           span)
         if tok.type == "DEC_INT":
-            return ast.Lit(int(text), "int", span)
+            return ast.Lit(self._integer(text, 10, text, span), "int", span)
         return self._width_literal(text, span)
+
+    def _integer(self, digits: str, radix: int, text: str, span: Span) -> int:
+        """The value of a literal's digits; no integer type holds more than MAX_INT_BITS bits,
+        so a longer literal is refused before Python converts it (converting thousands of
+        digits is slow, and refused beyond 4300)."""
+        digits = digits.lstrip("0") or "0"
+        limit = {2: MAX_INT_BITS, 8: MAX_INT_BITS // 3 + 1, 10: MAX_INT_BITS * 3 // 10 + 1,
+                 16: MAX_INT_BITS // 4}[radix]
+        value = int(digits, radix) if len(digits) <= limit else None
+        if value is None or value.bit_length() > MAX_INT_BITS:
+            shown = text if len(text) <= 24 else text[:21] + "..."
+            raise self.fail(f"integer literal {shown} is too large (no integer type has more "
+                            f"than {MAX_INT_BITS} bits)", span)
+        return value
 
     def _width_literal(self, text: str, span: Span) -> ast.Lit:
         m = _WIDTH.fullmatch(text)
-        width, signed, base = int(m[1]), m[2] == "s", m[3]
         digits = m[5].replace("_", "")
-        radix, allowed = _BASES[base]
-        if width < 1:
+        radix, allowed = _BASES[m[3]]
+        if not m[1].strip("0"):
             raise self.fail("a bit width must be at least 1", span)
+        if len(m[1]) > 4 or int(m[1]) > MAX_INT_BITS:
+            raise self.fail(f"a bit width must be at most {MAX_INT_BITS}, found {m[1]}", span)
+        width, signed, base = int(m[1]), m[2] == "s", m[3]
         if not digits or any(c not in allowed for c in digits):
             raise self.fail(f"invalid digits for a base-{radix} literal: '{m[5]}'", span)
-        value = int(digits, radix)
+        value = self._integer(digits, radix, text, span)
         kind = f"{'signed' if signed else 'bit'}<{width}>"
         if m[4]:  # `8'sd-3`
             if value > 1 << (width - 1):
@@ -613,8 +675,9 @@ class Builder(Transformer):
                 if text:
                     parts.append("".join(text))
                     text = []
-                sub = Located(self.loc.file, self.loc.source, l - 1, col - 1)
-                parts.append(_parse(body, "expr_start", sub))
+                sub = Located(self.loc.file, self.loc.source, l - 1, col - 1,
+                              self.string_depth.get(tok.start_pos, self.loc.depth + 1))
+                parts.append(parse_text(body, "expr_start", sub))
                 k = close + 1
             else:
                 text.append(c)
@@ -690,22 +753,54 @@ def transform(tree, builder: Builder):
         raise
 
 
-def _parse(text: str, start: str, loc: Located,
+def check_nesting(tree: Tree, loc: Located) -> dict[int, int]:
+    """Refuse a tree nested deeper than MAX_NESTING (counting the levels around `loc`'s piece
+    of text), before the recursive passes see it. Returns the depth of every string token that
+    holds an interpolation, by its offset: the interpolation is parsed on its own, one level
+    deeper."""
+    strings: dict[int, int] = {}
+    stack: list[tuple[Tree, int]] = [(tree, loc.depth)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise loc.error(f"expression nested too deeply (more than {MAX_NESTING} levels of "
+                            f"operators, parentheses, calls or blocks)", _tree_span(node, loc))
+        for child in node.children:
+            if isinstance(child, Tree):
+                stack.append((child, depth + 1))
+            elif isinstance(child, Token) and child.type == "STRING" and "${" in child:
+                strings[child.start_pos] = depth + 1
+    return strings
+
+
+def _tree_span(node: Tree, loc: Located) -> Span:
+    meta = node.meta
+    if getattr(meta, "line", None) is None:
+        tok = next((t for t in node.scan_values(lambda v: isinstance(v, Token))), None)
+        if tok is None:
+            return loc.span(1, 1, 1, 2)
+        return loc.span(tok.line, tok.column, tok.end_line, tok.end_column)
+    return loc.span(meta.line, meta.column, meta.line, meta.column + 1)
+
+
+def parse_text(text: str, start: str, loc: Located,
            make_builder: Callable[[Located, str], Builder] = Builder,
            lark: Lark | None = None, hash_comments: bool = False):
-    masked = mask(text, loc, hash_comments)
-    tree = run_lark(lark or program_parser(), masked, text, start, loc)
-    builder = make_builder(loc, text)
-    result = transform(tree, builder)
-    builder.check_no_stray_group_by()
-    return result
+    with recursion_room():
+        masked = mask(text, loc, hash_comments)
+        tree = run_lark(lark or program_parser(), masked, text, start, loc)
+        builder = make_builder(loc, text)
+        builder.string_depth = check_nesting(tree, loc)
+        result = transform(tree, builder)
+        builder.check_no_stray_group_by()
+        return result
 
 
 def parse_program(text: str, file: str = "<input>") -> ast.Program:
     """Parse a whole `.dl` program. Raises ParseError."""
-    return _parse(text, "program", Located(file, text))
+    return parse_text(text, "program", Located(file, text))
 
 
 def parse_expr(text: str, file: str = "<input>") -> ast.Expr:
     """Parse a single expression. Raises ParseError."""
-    return _parse(text, "expr_start", Located(file, text))
+    return parse_text(text, "expr_start", Located(file, text))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ddlog import ast
 from ddlog.checked import RelationInfo
 from ddlog.errors import Span
+from ddlog.inline import Size
 from ddlog.tcutil import error
 from ddlog.types import (PRIMITIVES, TCtor, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
                          Type)
@@ -29,6 +30,7 @@ class FuncInfo:
     # The checked body with user calls already inlined; set by the function checker, read by the
     # inliner (functions are checked callees first, so a caller always finds it set).
     body: ast.Expr | None = None
+    size: Size | None = None  # measured once with `body`, for the inliner's limits
 
 
 @dataclass

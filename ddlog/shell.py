@@ -212,11 +212,18 @@ class Shell:
 def feed_commands(db: Database, txn: Transaction, text: str, file: str) -> int:
     """`ddlog feed`: the updates of a command text, all into one transaction; returns how many
     there were. `start;` and `commit;` are accepted and ignored (so a DDlog .dat file can be fed
-    as it is), `echo` goes to stderr, `exit;` stops reading; `rollback;` and `dump` have no
-    meaning here."""
+    as it is; a `start;` inside an open transaction is an error, as in the shell), `echo` goes
+    to stderr, `exit;` stops reading; `rollback;` and `dump` have no meaning here."""
     n = 0
+    started = False
     for cmd in C.parse_commands(text, file):
-        if isinstance(cmd, (C.Update, C.Clear)):
+        if isinstance(cmd, C.Start):
+            if started:
+                raise DDlogError("start: a transaction is already in progress", cmd.span, text)
+            started = True
+        elif isinstance(cmd, C.Commit):
+            started = False
+        elif isinstance(cmd, (C.Update, C.Clear)):
             db.apply(txn, cmd, file, text)
             n += 1
         elif isinstance(cmd, C.Echo):
@@ -230,3 +237,23 @@ def feed_commands(db: Database, txn: Transaction, text: str, file: str) -> int:
             raise DDlogError("dump: `ddlog feed` only takes updates; use `ddlog query`",
                              cmd.span, text)
     return n
+
+
+def record_argument(kind: str, text: str) -> C.Update:
+    """`ddlog feed --insert 'R(..)'` / `--delete`: exactly one record, nothing else (a `;`
+    in the argument must not smuggle in more commands)."""
+    file = f"--{kind}"
+    source = f"{kind} {text}"
+    body = text.strip()
+    if body.endswith(";"):
+        body = body[:-1].rstrip()
+    splitter = C.StatementSplitter(file, source=source + ";")
+    commands = splitter.feed(f"{kind} {body};")
+    if len(commands) != 1 or splitter.pending:
+        raise DDlogError(f"{file} takes exactly one record such as 'R(1, \"a\")', found "
+                         f"more than one command in {text!r}")
+    cmd = commands[0]
+    if not isinstance(cmd, C.Update) or cmd.terminator != ";":
+        raise DDlogError(f"{file} takes exactly one record such as 'R(1, \"a\")'", cmd.span,
+                         source)
+    return cmd

@@ -15,12 +15,14 @@ from ddlog import ast
 from ddlog.checked import CheckedProgram, RelationInfo
 from ddlog.errors import TypeCheckError
 from ddlog.exprcheck import ExprChecker
-from ddlog.inline import Inliner, iter_nodes
+from ddlog.inline import Inliner, iter_nodes, measure
+from ddlog.limits import recursion_room
 from ddlog.resolve import Decls, FuncInfo, resolve_decls
 from ddlog.tcutil import Scope, error, mismatch
 from ddlog.types import BOOL, TGroup, TSet, TTuple, TVec, Type
 
 
+@recursion_room()
 def check_program(prog: ast.Program) -> CheckedProgram:
     try:
         decls = resolve_decls(prog)
@@ -74,6 +76,7 @@ def check_function(ck: ExprChecker, f: FuncInfo) -> None:
     sc = Scope(dict(f.params), lambda v: f"unknown variable '{v}' in function '{name}'")
     f.decl.body = ck.check(f.decl.body, sc, f.result, f"result of function '{name}'")
     f.body = f.decl.body
+    f.size = measure(f.body)
 
 
 # ---------------------------------------------------------------------------------------------

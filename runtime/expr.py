@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from ddlog import ast
 from ddlog.circuit import Col, var_col
+from ddlog.limits import recursion_room
 from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
                          Type)
 from runtime.schema import spark_type
@@ -40,6 +41,7 @@ def lit(value: object, t: Type | None) -> Column:
     return F.lit(value)
 
 
+@recursion_room()
 def compile_expr(e, env: Env | None = None) -> Column:
     return _Compiler(env or {}).expr(e)
 
@@ -122,10 +124,8 @@ class _Compiler:
             return a.bitwiseOR(b)
         if op == "^":
             return a.bitwiseXOR(b)
-        if op == "<<":
-            return wrap(F.call_function("shiftleft", a, b.cast("int")), t)
-        if op == ">>":
-            return F.call_function("shiftright", a, b.cast("int"))
+        if op in ("<<", ">>"):
+            return shift(op, a, b, t)
         raise ValueError(op)
 
     def e_IfExpr(self, e: ast.IfExpr) -> Column:
@@ -282,6 +282,40 @@ class _Compiler:
         if f == "key":
             return g.getField("key")
         raise ValueError(f"unknown group method {f}")
+
+
+def shift(op: str, a: Column, n: Column, t: TInt) -> Column:
+    """DDlog's shifts (the oracle's `shift` says the same in Python): the amount `n` (a
+    bit<32>) is taken modulo the width of `t` rounded up to a power of two; shifting by the
+    width or more (up to that power) gives 0, or the sign on a signed `>>`; bigint shifts are
+    exact, and a result that leaves the 64 bits a bigint is stored in is an error, as `+` and
+    `*` overflow are."""
+    shl = lambda x, k: F.call_function("shiftleft", x, k.cast("int"))  # noqa: E731
+    shr = lambda x, k: F.call_function("shiftright", x, k.cast("int"))  # noqa: E731
+    width = t.width
+    if width is not None and width <= 64:
+        m = n % F.lit((1 << (width - 1).bit_length()))
+        if op == ">>":
+            sign = shr(a, F.lit(63)) if t.signed else F.lit(0).cast("long")
+            return F.when(m >= width, sign).otherwise(shr(a, m))
+        out = F.when(m >= width, F.lit(0).cast("long")).otherwise(wrap(shl(a, m), t))
+        if width == 64 and not t.signed:  # a u64 above 2^63 has no Long to live in
+            out = F.when(out < 0, F.raise_error(F.lit(
+                f"integer overflow: a shift left does not fit in {t} (stored in 64 bits)")))\
+                .otherwise(out)
+        return out
+    # bigint, and bit<N>/signed<N> wider than the Long they are stored in: exact
+    if width is not None:
+        n = n % F.lit(1 << (width - 1).bit_length())
+    if op == ">>":
+        return shr(a, F.least(n, F.lit(63)))
+    overflow = F.raise_error(F.lit(f"integer overflow: a shift left does not fit in {t} "
+                                   f"(stored in 64 bits)"))
+    exact = F.try_multiply(a, shl(F.lit(1).cast("long"), F.least(n, F.lit(62))))
+    return (F.when(a == 0, F.lit(0).cast("long"))
+            .when((n == 63) & (a == -1), F.lit(-(1 << 63)).cast("long"))
+            .when((n >= 63) | exact.isNull(), overflow)
+            .otherwise(exact))
 
 
 def canonical_set(arr: Column) -> Column:

@@ -4,7 +4,7 @@
     SINK    table:NAME | parquet:PATH | csv:PATH | json:PATH
 
 A source is read as a set of rows typed by the relation's columns: columns are matched by the
-declared names when the source has them all, else by position; CSV (with a header row) is read
+declared names (ignoring case; extra columns are ignored); CSV (with a header row) is read
 as text and converted, JSON lines and Parquet/tables must have castable types. One Spark job
 checks what the types cannot: no nulls outside `Option` columns, values that fit `bit<N>` /
 `signed<N>`, text that converts. A `.dat` file of DDlog commands is read by ddlog/database.py
@@ -16,6 +16,7 @@ Paths are made absolute when bound, so a state can be refreshed from any directo
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from ddlog.checked import RelationInfo
@@ -124,14 +125,17 @@ def read_source(spark, spec: Spec, info: RelationInfo):
 
 
 def _columns(df, info: RelationInfo, spec: Spec) -> list:
+    """The source's columns for the relation's, matched by name (ignoring case); extra
+    columns are ignored. Never by position: a header `dst,src` or `a,b` mapped by position
+    would give wrong answers without a word."""
     names = list(info.column_names)
     lower = {c.lower(): c for c in df.columns}
-    if all(n.lower() in lower for n in names):
-        return [df[lower[n.lower()]] for n in names]
-    if len(df.columns) == info.arity:
-        return [df[c] for c in df.columns]
-    raise BindingError(f"{spec}: relation {info.name} has columns {', '.join(names)}; the source "
-                       f"has {', '.join(df.columns) or 'none'}")
+    missing = [n for n in names if n.lower() not in lower]
+    if missing:
+        raise BindingError(f"{spec}: relation {info.name} has columns {', '.join(names)}; the "
+                           f"source has {', '.join(df.columns) or 'none'} (no column "
+                           f"{', '.join(missing)}): sources are matched by column name")
+    return [df[lower[n.lower()]] for n in names]
 
 
 def _convert(c, t: Type, from_text: bool, have=None):
@@ -197,10 +201,31 @@ def _first_line(err: Exception) -> str:
 # Sinks
 
 
+_SPARK_OUTPUT = re.compile(r"\.?(part-.*|_SUCCESS.*|_committed_.*|_started_.*)")
+
+
+def check_sink_path(spec: Spec) -> None:
+    """A path sink is rewritten whole after each commit (Spark deletes what is there): so it
+    must be new, or a directory that holds only what an earlier write of a sink left (part
+    files, _SUCCESS, their checksums). Anything else there is the user's, and is kept."""
+    if spec.kind == "table" or not os.path.exists(spec.target):
+        return
+    if not os.path.isdir(spec.target):
+        raise BindingError(f"{spec}: the path is a file; a sink is a directory that ddlog "
+                           f"rewrites after every commit, so give a new path")
+    foreign = sorted(e for e in os.listdir(spec.target) if not _SPARK_OUTPUT.fullmatch(e))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise BindingError(f"{spec}: the directory holds files that are not a sink's output "
+                           f"({shown}); a sink is rewritten after every commit, so give a new "
+                           f"path")
+
+
 def write_sink(spec: Spec, df, info: RelationInfo) -> None:
     """Replace the sink's contents with `df` (the relation's value, declared column names)."""
     from pyspark.errors import PySparkException
 
+    check_sink_path(spec)
     try:
         w = df.write.mode("overwrite")
         if spec.kind == "table":

@@ -40,11 +40,25 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
     from pyspark import SparkConf
 
     user = SparkConf()  # picks up spark.* Java system properties / submit args
-    for key, value in DEFAULTS.items():
-        if not user.contains(key):
-            builder = builder.config(key, value)
-    for key, value in (conf or {}).items():
+    settings = {k: v for k, v in DEFAULTS.items() if not user.contains(k)}
+    settings.update(conf or {})
+    level = log_level()
+    # Spark's own log lines stay off unless asked for, from the JVM's first line on: the
+    # logging configuration must be known when the driver JVM starts.
+    java = f"-Dlog4j2.configurationFile={LOG_CONFIG} -Dddlog.log.level={level}"
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        given = settings.get(key) or (user.get(key) if user.contains(key) else "")
+        settings[key] = f"{java} {given}".strip()
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel(os.environ.get("DDLOG_SPARK_LOG_LEVEL", "ERROR"))
+    spark.sparkContext.setLogLevel(level.upper())
     return spark
+
+
+LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+
+
+def log_level() -> str:
+    """Spark's log level: DDLOG_SPARK_LOG_LEVEL (e.g. warn, info), else off."""
+    return os.environ.get("DDLOG_SPARK_LOG_LEVEL", "off").lower()

@@ -33,6 +33,7 @@ class Batch:
     hi: int  # highest iteration present
     rows: int
     path: str | None = None  # where durable state stored it (runtime/state.py), if it did
+    files: dict[str, int] | None = None  # ... and the files it wrote there, with their sizes
 
 
 def _select(batches: list[Batch], lo: int, hi: int) -> DataFrame | None:
@@ -112,7 +113,7 @@ class Trace:
         if fr is None:
             return None
         return Batch(fr.df, min(b.lo for b in batches), max(b.hi for b in batches), fr.rows,
-                     getattr(fr, "path", None))
+                     getattr(fr, "path", None), getattr(fr, "files", None))
 
     def fold_plan(self) -> DataFrame | None:
         """The epoch's batches merged into one, as a plan, when there are several: the engine

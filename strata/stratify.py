@@ -47,12 +47,14 @@ def stratify_rules(relation_names: list[str], rules: list[ast.Rule], file: str =
     def first_declared(c: int) -> int:
         return min(order[r] for r in cond.nodes[c]["members"])
 
+    by_head: dict[str, list[int]] = {}  # relation -> positions of its rules
+    for k, r in enumerate(rules):
+        by_head.setdefault(r.head.relation, []).append(k)
     strata: list[Stratum] = []
     for index, c in enumerate(nx.lexicographical_topological_sort(cond, key=first_declared)):
         members = sorted(cond.nodes[c]["members"], key=order.__getitem__)
-        names = set(members)
         recursive = len(members) > 1 or g.has_edge(members[0], members[0])
-        own_rules = tuple(r for r in rules if r.head.relation in names)
+        own_rules = tuple(rules[k] for k in sorted(k for m in members for k in by_head.get(m, ())))
         strata.append(Stratum(index, tuple(members), recursive, own_rules))
     return strata
 

@@ -49,7 +49,9 @@ class DDlogCLI:
         return env
 
     def command(self, args: tuple[str, ...]) -> list[str]:
-        return [sys.executable, "-m", "ddlog", *map(str, args), *self.spark_args()]
+        # `check` and `explain` never start Spark and take no Spark options
+        spark = [] if args and args[0] in ("check", "explain") else self.spark_args()
+        return [sys.executable, "-m", "ddlog", *map(str, args), *spark]
 
     def __call__(self, *args, input: str | None = None, env: dict[str, str] | None = None,
                  timeout: float = 400) -> Result:

@@ -51,8 +51,16 @@ def over(ty: str, expr: str, col_ty: str, x):
     ("bit<8>", "x * 16", 16, 0),
     ("bit<8>", "-x", 1, 255),
     ("bit<8>", "~x", 0, 255),
-    ("bit<8>", "x << 9", 1, 0),
+    # DDlog's shifts: the amount modulo the width rounded up to a power of two
+    ("bit<8>", "x << 9", 1, 2),
+    ("bit<8>", "x << 8", 1, 1),
     ("bit<8>", "x >> 1", 255, 127),
+    ("bit<10>", "x << 10", 1, 0),
+    ("bit<10>", "x << 15", 1, 0),
+    ("bit<10>", "x << 16", 1, 1),
+    ("bit<10>", "x << 17", 3, 6),
+    ("bit<10>", "x >> 12", 1023, 0),
+    ("signed<10>", "x >> 12", -5, -1),
     # signed<8> wraps in two's complement
     ("signed<8>", "x + 1", 127, -128),
     ("signed<8>", "x / 2", -7, -3),       # truncates toward zero (Python would give -4)

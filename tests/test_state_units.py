@@ -40,20 +40,51 @@ def test_manifest_round_trip_and_atomic_replace(tmp_path):
     assert not st.exists()
     with pytest.raises(StateError, match="no state in"):
         st.read_manifest()
+    st.claim()
     m = Manifest(program_hash("p"), "/x/p.dl", 3,
-                 {"rel_T": TraceEntry("{}", [0, 2], [BatchEntry("data/e1", 0, 2, 5)])},
+                 {"rel_T": TraceEntry("{}", [0, 2], [BatchEntry("data/e000001-0123456789ab",
+                                                                0, 2, 5, {"part-0": 10})])},
                  {"T": "csv:/a.csv"}, {"U": "parquet:/out"})
     st.write_manifest(m)
     back = st.read_manifest()
     assert back == m and back.committed_at > 0
     assert [f for f in os.listdir(st.path) if ".tmp-" in f] == []  # the temp file was renamed
     (tmp_path / "s" / "manifest.json").write_text("{not json")
-    with pytest.raises(StateError, match="not a ddlog state manifest"):
+    with pytest.raises(StateError, match="manifest.json is damaged"):
+        st.read_manifest()
+
+
+@pytest.mark.parametrize("edit,why", [
+    (lambda d: d.update(epoch=d["epoch"] + 1), "checksum does not match"),
+    (lambda d: d["traces"].clear(), "checksum does not match"),
+    (lambda d: d.update(format=1), "unknown state format 1"),
+], ids=["epoch", "traces", "format"])
+def test_an_edited_manifest_is_refused(tmp_path, edit, why):
+    st = StateDir(str(tmp_path))
+    st.claim()
+    st.write_manifest(Manifest(program_hash("p"), "/x/p.dl", 3, {"rel_T": TraceEntry(
+        "{}", [0], [BatchEntry("data/e000001-0123456789ab", 0, 0, 5, {"part-0": 10})])}))
+    d = json.loads((tmp_path / "manifest.json").read_text())
+    edit(d)
+    (tmp_path / "manifest.json").write_text(json.dumps(d))
+    with pytest.raises(StateError, match=why):
+        st.read_manifest()
+
+
+@pytest.mark.parametrize("text,why", [
+    ("[]", "not a JSON object"), ("null", "not a JSON object"), ("", "Expecting value"),
+    ('{"format": 2, "traces": []}', "checksum"),
+])
+def test_a_malformed_manifest_is_refused(tmp_path, text, why):
+    st = StateDir(str(tmp_path))
+    (tmp_path / "manifest.json").write_text(text)
+    with pytest.raises(StateError, match=why):
         st.read_manifest()
 
 
 def test_program_check(tmp_path):
     st = StateDir(str(tmp_path))
+    st.claim()
     m = Manifest(program_hash("prog A"), "/p/a.dl", 1)
     st.check_program(m, "prog A", "a.dl")
     with pytest.raises(StateError, match="belongs to a different program"):
@@ -70,21 +101,48 @@ def test_one_writer_and_readers_block_garbage_collection(tmp_path):
     a.lock_writer()
     with pytest.raises(StateError, match="in use by another ddlog process"):
         b.lock_writer()
-    os.makedirs(tmp_path / "data" / "e1-live")
-    os.makedirs(tmp_path / "data" / "e2-garbage")
+    live, garbage = a.new_batch_path(1), a.new_batch_path(2)  # recorded in the journal
+    for rel in (live, garbage, "data/e000003-aaaaaaaaaaaa", "data/raw"):
+        os.makedirs(tmp_path / rel)
+    (tmp_path / "data" / "raw" / "notes.txt").write_text("the user's")
     (tmp_path / ".manifest.json.tmp-99").write_text("left by a crash")
-    m = Manifest("h", "f", 1, {"t": TraceEntry("{}", [0], [BatchEntry("data/e1-live", 0, 0, 1)])})
+    m = Manifest("h", "f", 1, {"t": TraceEntry("{}", [0], [BatchEntry(live, 0, 0, 1)])})
     reader = StateDir(str(tmp_path))
+    a.write_manifest(m)
     reader.lock_reader()
     assert a.collect_garbage(m) == 0  # a reader may still need old files: nothing removed
-    assert sorted(os.listdir(tmp_path / "data")) == ["e1-live", "e2-garbage"]
+    assert os.path.isdir(tmp_path / garbage)
     reader.release()
     assert a.collect_garbage(m) == 1
-    assert os.listdir(tmp_path / "data") == ["e1-live"]
+    # only what the journal recorded goes; what this state did not write stays
+    assert sorted(os.listdir(tmp_path / "data")) == sorted(
+        [os.path.basename(live), "e000003-aaaaaaaaaaaa", "raw"])
+    assert (tmp_path / "data" / "raw" / "notes.txt").read_text() == "the user's"
+    assert a.journal() == [live]
     assert not (tmp_path / ".manifest.json.tmp-99").exists()
     a.release()
     b.lock_writer()  # the lock is free again
     b.release()
+
+
+def test_a_directory_of_other_files_is_never_a_state(tmp_path):
+    (tmp_path / "data" / "raw").mkdir(parents=True)
+    (tmp_path / "data" / "raw" / "notes.txt").write_text("keep me")
+    st = StateDir(str(tmp_path))
+    with pytest.raises(StateError, match="not empty and holds no ddlog state"):
+        st.lock_writer()
+    assert sorted(os.listdir(tmp_path)) == ["data"]
+    file = tmp_path / "data" / "raw" / "notes.txt"
+    for make in (StateDir(str(file)).lock_writer, StateDir(str(file)).read_manifest,
+                 StateDir(str(file)).lock_reader):
+        with pytest.raises(StateError, match="is a file, not a state directory"):
+            make()
+    fresh = StateDir(str(tmp_path / "new"))
+    fresh.lock_writer()  # a new directory becomes a state; abandoned, it goes away again
+    assert fresh.is_state() and not fresh.exists()
+    fresh.release()
+    fresh.abandon()
+    assert not (tmp_path / "new").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,11 +263,30 @@ def test_json_parquet_and_table_sources(spark, relations, tmp_path):
     got = _rows(read_source(spark, parse_spec(f"json:{path}"), v))
     assert got[0][1] == ["p"] and tuple(got[0][2]) == (1, True) and got[0][0]["_tag"] == "Small"
     u = relations["U"]
-    spark.createDataFrame([("x",), ("y",)], "who string").write.parquet(str(tmp_path / "p"))
+    spark.createDataFrame([("x",), ("y",)], "Name string").write.parquet(str(tmp_path / "p"))
     assert _rows(read_source(spark, parse_spec(f"parquet:{tmp_path / 'p'}"), u)) == \
-        [("x",), ("y",)]  # one column: matched by position
+        [("x",), ("y",)]  # matched by name, ignoring case
+    spark.createDataFrame([("x",)], "who string").write.parquet(str(tmp_path / "q"))
+    with pytest.raises(BindingError, match="no column name.*matched by column name"):
+        read_source(spark, parse_spec(f"parquet:{tmp_path / 'q'}"), u)  # never by position
     spark.createDataFrame([(1, "z")], "id int, name string").createOrReplaceTempView("unit_src")
     assert _rows(read_source(spark, parse_spec("table:unit_src"), u)) == [("z",)]
     with pytest.raises(BindingError, match="relation U has columns name; the source has"):
         spark.createDataFrame([(1, 2)], "a int, b int").createOrReplaceTempView("unit_bad")
         read_source(spark, parse_spec("table:unit_bad"), u)
+
+
+def test_a_sink_never_overwrites_other_files(tmp_path):
+    from runtime.io import check_sink_path
+
+    check_sink_path(parse_spec(f"csv:{tmp_path / 'new'}"))  # a new path is fine
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("part-00000-x.csv", ".part-00000-x.csv.crc", "_SUCCESS", "._SUCCESS.crc"):
+        (out / name).write_text("")
+    check_sink_path(parse_spec(f"csv:{out}"))  # an earlier output: rewritten
+    (out / "notes.txt").write_text("the user's")
+    with pytest.raises(BindingError, match="holds files that are not a sink's output"):
+        check_sink_path(parse_spec(f"parquet:{out}"))
+    with pytest.raises(BindingError, match="the path is a file"):
+        check_sink_path(parse_spec(f"json:{out / 'notes.txt'}"))

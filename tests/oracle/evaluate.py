@@ -13,6 +13,7 @@ from typing import Any, Iterable, Iterator
 from ddlog import ast
 from ddlog.checked import CheckedProgram
 from ddlog.errors import EvaluationError
+from ddlog.limits import recursion_room
 from ddlog.values import Group, sort_key
 
 from tests.oracle import expr as E
@@ -160,6 +161,7 @@ def eval_rule(rule: ast.Rule, db: Relations) -> set[tuple]:
 # Programs
 
 
+@recursion_room()
 def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
              max_iterations: int = MAX_ITERATIONS) -> Relations:
     """The value of every relation of `program` (inputs included) on the given input values.

@@ -185,6 +185,19 @@ def literal(e: ast.Lit) -> Any:
     return e.value
 
 
+def shift(op: str, a: int, n: int, t: TInt) -> int:
+    """DDlog's shifts: the amount (a bit<32>) is taken modulo the width of `t` rounded up to a
+    power of two, so shifting a bit<10> by 10 to 15 gives 0 and by 16 does nothing; `>>` is
+    arithmetic on signed types; bigint shifts are exact (a multiplication or a floor division
+    by 2^n)."""
+    if t.width is None:
+        return a << n if op == "<<" else a >> n
+    n %= 1 << (t.width - 1).bit_length()
+    if n >= t.width:
+        return 0 if op == "<<" or a >= 0 else -1
+    return wrap_int(a << n if op == "<<" else a >> n, t)
+
+
 def binop(e: ast.BinOp, env: Env) -> Any:
     op, t = e.op, e.ty
     # `and`/`or` short-circuit, so `x != 0 and 10 / x > 1` never divides by zero.
@@ -212,9 +225,7 @@ def binop(e: ast.BinOp, env: Env) -> Any:
         r = a & b if op == "&" else a | b if op == "|" else a ^ b
         return wrap_int(r, t)
     if op in ("<<", ">>"):
-        if b < 0:
-            raise EvaluationError(f"negative shift amount {b}", e.span)
-        return wrap_int(a << b if op == "<<" else a >> b, t)  # >> is arithmetic on signed
+        return shift(op, a, b, t)
     raise EvaluationError(f"unknown operator {op}", e.span)
 
 
