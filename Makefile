@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m ddlog.demo
+	$(BIN)/python -m ddlog.app.demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests

@@ -1,4 +1,4 @@
 """`python -m ddlog ...` is the `ddlog` command."""
-from ddlog.cli import main
+from ddlog.app.cli import main
 
 raise SystemExit(main())

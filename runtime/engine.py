@@ -12,8 +12,8 @@ from typing import Callable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ddlog.compiler import CompiledProgram
-from ddlog.normalize import UNIT
+from ddlog.plan.compile import CompiledProgram
+from ddlog.plan.normalize import UNIT
 from runtime.schema import WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime
 from runtime.trace import INF, Trace

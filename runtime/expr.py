@@ -12,8 +12,8 @@ from typing import Callable
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ddlog import ast
-from ddlog.circuit import Col, var_col
+from ddlog.syntax import ast
+from ddlog.plan.circuit import Col, var_col
 from ddlog.limits import recursion_room
 from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
                          Type)

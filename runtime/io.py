@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ddlog.checked import RelationInfo
+from ddlog.check.program import RelationInfo
 from ddlog.errors import DDlogError
 from ddlog.types import TBool, TFloat, TInt, TOption, TString, Type
 from runtime.schema import col_name, spark_type

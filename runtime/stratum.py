@@ -24,7 +24,7 @@ from typing import Callable
 
 from pyspark.sql import DataFrame
 
-from ddlog.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import, Join,
+from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import, Join,
                            Negate, Output, Select, Union_)
 from ddlog.errors import EvaluationError
 from runtime.operators.antijoin import AntiJoinOp

@@ -18,7 +18,7 @@ from typing import Iterable
 
 import networkx as nx
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import Span
 
 POSITIVE = "positive"

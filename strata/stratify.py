@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from ddlog import ast
-from ddlog.checked import CheckedProgram
+from ddlog.syntax import ast
+from ddlog.check.program import CheckedProgram
 from ddlog.errors import StratificationError
 from strata.graph import NEGATIVE, POSITIVE, Dependency, declaration_order, dependency_graph
 

@@ -12,8 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = sorted((ROOT / "programs").glob("*.dl"))
 
-pytest.importorskip("ddlog.parser")
-pytest.importorskip("ddlog.typecheck")
+pytest.importorskip("ddlog.syntax.parser")
+pytest.importorskip("ddlog.check.rules")
 
 
 def ddlog(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -126,7 +126,7 @@ def test_usage_errors_exit_2():
 
 
 def test_main_returns_int(capsys):
-    from ddlog.cli import main
+    from ddlog.app.cli import main
 
     assert main(["check", str(ROOT / "programs" / "tc.dl")]) == 0
     assert "Path  (recursive)" in capsys.readouterr().out

@@ -5,13 +5,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddlog import ast
-from ddlog.checked import RelationInfo
-from ddlog.commands import (Clear, Commit, Dump, Echo, Exit, Rollback, Start, StatementSplitter,
+from ddlog.syntax import ast
+from ddlog.check.program import RelationInfo
+from ddlog.syntax.commands import (Clear, Commit, Dump, Echo, Exit, Rollback, Start, StatementSplitter,
                             Update, parse_commands, parse_statement)
 from ddlog.errors import DDlogError, ParseError, Span
-from ddlog.literals import row_of, value_of
-from ddlog.parser import Located, parse_expr
+from ddlog.values.literals import row_of, value_of
+from ddlog.syntax.parser import Located, parse_expr
 from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, TCtor, TGroup, TInt, TOption, TSet,
                          TStruct, TTuple, TVec)
 from ddlog.values import Record
@@ -273,7 +273,7 @@ def test_fast_updates_equal_grammar(kind, rel, args, named, term, sp):
 
 
 def test_fast_path_is_used_for_plain_updates():
-    from ddlog.commands import _fast_update
+    from ddlog.syntax.commands import _fast_update
     loc = Located("<input>", "", 0, 0)
     assert _fast_update('insert R(1, "a", -2.5, true),', loc) is not None
     assert _fast_update('insert R(.a = 1, .b = "x");', loc) is not None

@@ -13,15 +13,15 @@ import random
 
 import pytest
 
-from ddlog.commands import parse_commands
-from ddlog.compiler import compile_program
-from ddlog.database import Database, Transaction, read_dat
+from ddlog.syntax.commands import parse_commands
+from ddlog.plan.compile import compile_program
+from ddlog.app.database import Database, Transaction, read_dat
 from ddlog.errors import DDlogError
-from ddlog.explain import explain_text
-from ddlog.frontend import load_file, load_text
+from ddlog.plan.explain import explain_text
+from ddlog.check.load import load_file, load_text
 from ddlog.limits import EXCERPT_WIDTH, MAX_EXPRESSION_NODES, MAX_NESTING
-from ddlog.shell import feed_commands, record_argument
-from ddlog.source import decode
+from ddlog.app.shell import feed_commands, record_argument
+from ddlog.syntax.source import decode
 from tests.harness import seed_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

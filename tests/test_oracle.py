@@ -10,7 +10,7 @@ import math
 import pytest
 
 from ddlog.errors import EvaluationError
-from ddlog.frontend import load
+from ddlog.check.load import load
 from ddlog.values import Group, Record
 from tests.oracle.data import apply_updates, load_dat
 from tests.oracle.evaluate import evaluate

@@ -8,9 +8,9 @@ import logging
 import pytest
 from lark import logger as lark_logger
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import ParseError, Span
-from ddlog.parser import parse_expr, parse_program
+from ddlog.syntax.parser import parse_expr, parse_program
 from grammar import build_debug, load_grammar, program_parser
 
 # ---------------------------------------------------------------------------------------------

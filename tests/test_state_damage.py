@@ -2,7 +2,7 @@
 manifest edited), every command either answers exactly what the oracle says or fails with one
 clear message and leaves the directory as it was; never a traceback, never a wrong answer.
 
-The commands run in this process (`ddlog.cli.main` on the session's SparkSession), so that a
+The commands run in this process (`ddlog.app.cli.main` on the session's SparkSession), so that a
 few dozen damaged states cost seconds each rather than a JVM start each.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ddlog.cli import main
-from ddlog.frontend import load
+from ddlog.app.cli import main
+from ddlog.check.load import load
 from ddlog.values import format_record
 from tests.harness import seed_for
 from tests.oracle import apply_updates, evaluate

@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from ddlog.database import CLEAR, Transaction
-from ddlog.frontend import load_text
-from ddlog.render import change_json_lines, change_lines, csv_text, relation_text, table_text
-from ddlog.shell import SourceWindow
+from ddlog.app.database import CLEAR, Transaction
+from ddlog.check.load import load_text
+from ddlog.values.render import change_json_lines, change_lines, csv_text, relation_text, table_text
+from ddlog.app.shell import SourceWindow
 from ddlog.values import Record
 from runtime.io import BindingError, parse_binding, parse_spec, read_source
 from runtime.state import (BatchEntry, Manifest, StateDir, StateError, TraceEntry,

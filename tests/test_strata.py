@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import Span, StratificationError
 from strata import AGGREGATE, NEGATIVE, POSITIVE, dependency_graph, stratify_rules, stratum_of
 
@@ -194,7 +194,7 @@ def test_cycle_report_uses_shortest_path():
 
 
 def _frontend():
-    return pytest.importorskip("ddlog.frontend")
+    return pytest.importorskip("ddlog.check.load")
 
 
 def test_front_end_strata_of_reachability():

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import TypeCheckError
-from ddlog.inline import iter_nodes
-from ddlog.parser import parse_program
-from ddlog.typecheck import check_program
+from ddlog.check.inline import iter_nodes
+from ddlog.syntax.parser import parse_program
+from ddlog.check.rules import check_program
 from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, TGroup, TInt, TOption, TSet,
                          TStruct, TTuple, TVec)
 

@@ -10,7 +10,7 @@ from typing import Callable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ddlog.circuit import FlatMap, Negate, Node, Select
+from ddlog.plan.circuit import FlatMap, Negate, Node, Select
 from runtime.expr import compile_expr
 from runtime.schema import ITER, WEIGHT
 

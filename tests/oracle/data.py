@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from ddlog import ast
-from ddlog.checked import CheckedProgram
+from ddlog.syntax import ast
+from ddlog.check.program import CheckedProgram
 from ddlog.errors import EvaluationError
 
 Relations = dict[str, set[tuple]]
@@ -34,10 +34,10 @@ def apply_updates(inputs: Relations, updates: Iterable[Update]) -> Relations:
 
 
 def row_of(atom: ast.Atom, program: CheckedProgram, file: str, source: str) -> tuple:
-    """The row an update's atom denotes (ddlog.literals converts the constants to values of
+    """The row an update's atom denotes (ddlog.values.literals converts the constants to values of
     the column types; named arguments are put in column order). Only input relations take
     updates."""
-    from ddlog.literals import row_of as literal_row
+    from ddlog.values.literals import row_of as literal_row
 
     info = program.relations.get(atom.relation)
     if info is None:
@@ -58,7 +58,7 @@ def load_dat(path_or_text: str, program: CheckedProgram,
              inputs: Relations | None = None) -> Relations:
     """The committed input relations after replaying a command file (starting from `inputs`,
     or from empty relations). An update outside a transaction is an error, as in DDlog."""
-    from ddlog import commands as C
+    from ddlog.syntax import commands as C
 
     text, file = _read(path_or_text)
     committed: Relations = {r.name: set() for r in program.inputs()}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from ddlog import ast
-from ddlog.checked import CheckedProgram
+from ddlog.syntax import ast
+from ddlog.check.program import CheckedProgram
 from ddlog.errors import EvaluationError
 from ddlog.limits import recursion_room
 from ddlog.values import Group, sort_key

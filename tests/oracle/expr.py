@@ -10,7 +10,7 @@ import math
 import struct
 from typing import Any, Callable, Mapping
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import EvaluationError
 from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
                          TVec, Type)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import Span, TypeCheckError
 from ddlog.types import BIGINT, BOOL, DOUBLE, STRING, TFloat, TInt, Type
 

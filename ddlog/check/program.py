@@ -1,6 +1,6 @@
 """What the type checker hands to every later stage: a typed, resolved program.
 
-After `ddlog.typecheck.check_program(ast_program)`:
+After `ddlog.check.rules.check_program(ast_program)`:
 - every `Expr`/`Pattern` node in `rules` has its `ty` set (a `ddlog.types.Type`);
 - calls of user functions are inlined (their bodies substituted, with fresh copies of the
   nodes), so the only `Call`s left are built-ins (see ddlog/builtins.py) and group methods;
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import Span
 from ddlog.types import Type
 

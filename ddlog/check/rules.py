@@ -11,14 +11,14 @@ The first error raises `TypeCheckError(message, span, prog.source)`.
 """
 from __future__ import annotations
 
-from ddlog import ast
-from ddlog.checked import CheckedProgram, RelationInfo
+from ddlog.syntax import ast
+from ddlog.check.program import CheckedProgram, RelationInfo
 from ddlog.errors import TypeCheckError
-from ddlog.exprcheck import ExprChecker
-from ddlog.inline import Inliner, iter_nodes, measure
+from ddlog.check.exprs import ExprChecker
+from ddlog.check.inline import Inliner, iter_nodes, measure
 from ddlog.limits import recursion_room
-from ddlog.resolve import Decls, FuncInfo, resolve_decls
-from ddlog.tcutil import Scope, error, mismatch
+from ddlog.check.resolve import Decls, FuncInfo, resolve_decls
+from ddlog.check.scope import Scope, error, mismatch
 from ddlog.types import BOOL, TGroup, TSet, TTuple, TVec, Type
 
 

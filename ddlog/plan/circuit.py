@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Union
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.types import Type
 
 

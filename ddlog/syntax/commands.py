@@ -20,9 +20,9 @@ from typing import Iterator, Union
 
 from lark import v_args
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import Span
-from ddlog.parser import Builder, Located, NestingError, parse_text, scan_string
+from ddlog.syntax.parser import Builder, Located, NestingError, parse_text, scan_string
 from grammar import commands_parser
 
 # ---------------------------------------------------------------------------------------------

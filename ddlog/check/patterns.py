@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import Span
-from ddlog.resolve import Decls
-from ddlog.tcutil import error, mismatch, type_literal
+from ddlog.check.resolve import Decls
+from ddlog.check.scope import error, mismatch, type_literal
 from ddlog.types import TBool, TCtor, TOption, TStruct, TTuple, Type
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ddlog import ast
-from ddlog.checked import CheckedProgram, RelationInfo
+from ddlog.syntax import ast
+from ddlog.check.program import CheckedProgram, RelationInfo
 from ddlog.types import TGroup, TTuple, Type
 
 UNIT = "__unit"

@@ -21,14 +21,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddlog import ast
-from ddlog import commands as C
-from ddlog.checked import RelationInfo
-from ddlog.compiler import compile_program
+from ddlog.syntax import ast
+from ddlog.syntax import commands as C
+from ddlog.check.program import RelationInfo
+from ddlog.plan.compile import compile_program
 from ddlog.errors import DDlogError, EvaluationError, Span
-from ddlog.frontend import load_text
-from ddlog.literals import row_of
-from ddlog.source import read_text
+from ddlog.check.load import load_text
+from ddlog.values.literals import row_of
+from ddlog.syntax.source import read_text
 from ddlog.values import sort_key
 from runtime.state import Manifest, StateDir, StateError, program_hash
 

@@ -12,8 +12,8 @@ import math
 import struct
 from typing import Any
 
-from ddlog import ast
-from ddlog.checked import RelationInfo
+from ddlog.syntax import ast
+from ddlog.check.program import RelationInfo
 from ddlog.errors import DDlogError, Span
 from ddlog.types import (TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, TVec,
                          Type)

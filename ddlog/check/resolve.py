@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ddlog import ast
-from ddlog.checked import RelationInfo
+from ddlog.syntax import ast
+from ddlog.check.program import RelationInfo
 from ddlog.errors import Span
-from ddlog.inline import Size
-from ddlog.tcutil import error
+from ddlog.check.inline import Size
+from ddlog.check.scope import error
 from ddlog.types import (PRIMITIVES, TCtor, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
                          Type)
 

@@ -13,9 +13,9 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterator
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.limits import MAX_EXPRESSION_NODES, MAX_NESTING
-from ddlog.tcutil import error
+from ddlog.check.scope import error
 
 
 def iter_nodes(node) -> Iterator[object]:

@@ -11,10 +11,10 @@ import os
 import sys
 import time
 
-from ddlog import commands
-from ddlog.api import Program
-from ddlog.frontend import load_file
-from ddlog.literals import row_of
+from ddlog.syntax import commands
+from ddlog.app.api import Program
+from ddlog.check.load import load_file
+from ddlog.values.literals import row_of
 from ddlog.values import format_record, sort_key
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

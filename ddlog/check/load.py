@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ddlog.checked import CheckedProgram
-from ddlog.parser import parse_program
-from ddlog.source import read_text
-from ddlog.typecheck import check_program
+from ddlog.check.program import CheckedProgram
+from ddlog.syntax.parser import parse_program
+from ddlog.syntax.source import read_text
+from ddlog.check.rules import check_program
 from strata import Stratum, stratify
 
 

@@ -17,9 +17,9 @@ import sys
 from collections import deque
 from typing import Callable, Iterator, TextIO
 
-from ddlog import commands as C
-from ddlog import render
-from ddlog.database import Database, Transaction
+from ddlog.syntax import commands as C
+from ddlog.values import render
+from ddlog.app.database import Database, Transaction
 from ddlog.errors import DDlogError
 
 PROMPT = ">> "

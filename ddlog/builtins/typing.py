@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.builtins import FUNCTIONS, GROUP_METHODS
-from ddlog.tcutil import Scope, error, flexible
+from ddlog.check.scope import Scope, error, flexible
 from ddlog.types import (BIGINT, BOOL, STRING, TFunc, TGroup, TOption, TSet, TVec, Type,
                          is_numeric, is_scalar)
 
 if TYPE_CHECKING:
-    from ddlog.exprcheck import ExprChecker
+    from ddlog.check.exprs import ExprChecker
 
 SIGNATURES: dict[str, str] = {
     "len": "len(string | Vec<T> | Set<T>) -> bigint",

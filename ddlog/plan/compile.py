@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddlog import ast
-from ddlog.checked import CheckedProgram, RelationInfo
-from ddlog.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
+from ddlog.syntax import ast
+from ddlog.check.program import CheckedProgram, RelationInfo
+from ddlog.plan.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
                            IRExpr, Join, Node, Output, Select, Union_, var_col)
 from ddlog.limits import recursion_room
-from ddlog.normalize import UNIT, group_key_type, normalize
+from ddlog.plan.normalize import UNIT, group_key_type, normalize
 from ddlog.types import TGroup, TSet, TVec, Type
 from strata import Stratum, stratify_rules
 

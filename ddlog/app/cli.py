@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ddlog.errors import DDlogError
-from ddlog.source import read_text
+from ddlog.syntax.source import read_text
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def describe(frontend) -> str:
 @command("check", "parse and type-check a program, and show its relations and strata",
          arg("program", metavar="PROGRAM.dl", help="the DDlog program"))
 def cmd_check(args: argparse.Namespace) -> int:
-    from ddlog.frontend import load_file
+    from ddlog.check.load import load_file
 
     print(describe(load_file(args.program)))
     return 0
@@ -129,9 +129,9 @@ def cmd_check(args: argparse.Namespace) -> int:
          arg("--dot", metavar="FILE", help="also write the circuits as Graphviz DOT to FILE "
                                            "('-' for standard output instead of the text)"))
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ddlog.compiler import compile_program
-    from ddlog.explain import explain_dot, explain_text
-    from ddlog.frontend import load_file
+    from ddlog.plan.compile import compile_program
+    from ddlog.plan.explain import explain_dot, explain_text
+    from ddlog.check.load import load_file
 
     compiled = compile_program(load_file(args.program).program)
     if args.dot == "-":
@@ -158,7 +158,7 @@ FORMAT_ARG = arg("--format", choices=("text", "csv", "json"), default="text",
 
 
 def spark_options(args: argparse.Namespace):
-    from ddlog.database import SparkOptions
+    from ddlog.app.database import SparkOptions
 
     conf = {}
     for item in args.conf:
@@ -177,7 +177,7 @@ def progress_reporter():
 
 
 def print_changes(db, changes: dict, fmt: str) -> None:
-    from ddlog import render
+    from ddlog.values import render
 
     rows = db.change_rows(changes)
     lines = (render.change_json_lines(db.relations, rows) if fmt == "json"
@@ -197,8 +197,8 @@ def print_changes(db, changes: dict, fmt: str) -> None:
          arg("--commands", metavar="FILE", help="read the commands from FILE instead of stdin"),
          *SPARK_ARGS)
 def cmd_shell(args: argparse.Namespace) -> int:
-    from ddlog.database import Database
-    from ddlog.shell import Shell
+    from ddlog.app.database import Database
+    from ddlog.app.shell import Shell
 
     db = Database.for_program(args.program, args.state, spark_options(args))
     status = 1
@@ -231,8 +231,8 @@ def cmd_shell(args: argparse.Namespace) -> int:
                   "each commit"),
          *SPARK_ARGS)
 def cmd_run(args: argparse.Namespace) -> int:
-    from ddlog.database import Database, Transaction
-    from ddlog.bindings import bind, source_frames
+    from ddlog.app.database import Database, Transaction
+    from ddlog.app.bindings import bind, source_frames
 
     db = Database.create(args.program, args.state, spark_options(args))
     failed = True
@@ -284,8 +284,8 @@ class _UpdateAction(argparse.Action):
              help="how to print the changes (default: DDlog's text format)"),
          *SPARK_ARGS)
 def cmd_feed(args: argparse.Namespace) -> int:
-    from ddlog.database import Database, Transaction
-    from ddlog.shell import feed_commands, record_argument
+    from ddlog.app.database import Database, Transaction
+    from ddlog.app.shell import feed_commands, record_argument
 
     db = Database.open(args.state, spark_options(args))
     try:
@@ -330,8 +330,8 @@ def cmd_feed(args: argparse.Namespace) -> int:
              help="how to print the changes (default: DDlog's text format)"),
          *SPARK_ARGS)
 def cmd_refresh(args: argparse.Namespace) -> int:
-    from ddlog.database import Database, Transaction
-    from ddlog.bindings import source_frames
+    from ddlog.app.database import Database, Transaction
+    from ddlog.app.bindings import source_frames
 
     db = Database.open(args.state, spark_options(args))
     try:
@@ -363,8 +363,8 @@ def cmd_refresh(args: argparse.Namespace) -> int:
          arg("--limit", metavar="N", type=int, help="print at most N records"),
          *SPARK_ARGS)
 def cmd_query(args: argparse.Namespace) -> int:
-    from ddlog import render
-    from ddlog.database import Database
+    from ddlog.values import render
+    from ddlog.app.database import Database
 
     db = Database.open(args.state, spark_options(args), writer=False)
     try:
@@ -385,8 +385,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_sql(args: argparse.Namespace) -> int:
     from pyspark.errors import PySparkException
 
-    from ddlog import render
-    from ddlog.database import Database
+    from ddlog.values import render
+    from ddlog.app.database import Database
     from runtime.errors import describe
 
     db = Database.open(args.state, spark_options(args), writer=False)

@@ -7,7 +7,7 @@ no other binding names.
 """
 from __future__ import annotations
 
-from ddlog.database import Database, read_dat
+from ddlog.app.database import Database, read_dat
 from runtime.io import BindingError, check_sink_path, parse_binding, parse_spec, read_source
 
 ALL = "*"

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.builtins import FUNCTIONS, GROUP_METHODS
 from ddlog.errors import Span
-from ddlog.inline import Inliner
-from ddlog.patterns import (check_exhaustive, check_pattern, lookup_ctor, normalize_fields,
+from ddlog.check.inline import Inliner
+from ddlog.check.patterns import (check_exhaustive, check_pattern, lookup_ctor, normalize_fields,
                             option_ctor)
-from ddlog.resolve import Decls
-from ddlog.tc_builtins import type_builtin, type_group_method
-from ddlog.tcutil import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Scope, error,
+from ddlog.check.resolve import Decls
+from ddlog.builtins.typing import type_builtin, type_group_method
+from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Scope, error,
                           flexible, mismatch, type_literal)
 from ddlog.types import (BOOL, STRING, TFunc, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
                          Type, is_numeric, is_scalar)

@@ -24,7 +24,7 @@ from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 
-from ddlog import ast
+from ddlog.syntax import ast
 from ddlog.errors import DDlogError, ParseError, Span
 from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
 from grammar import program_parser

@@ -1,10 +1,10 @@
 """Renders circuits as text (`ddlog explain`) and as Graphviz DOT (`--dot`)."""
 from __future__ import annotations
 
-from ddlog import ast
-from ddlog.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
+from ddlog.syntax import ast
+from ddlog.plan.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
                            Join, Negate, Node, Output, Select, Union_)
-from ddlog.compiler import CompiledProgram
+from ddlog.plan.compile import CompiledProgram
 from ddlog.limits import recursion_room
 
 
