@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ddlog.errors import Span
+
 
 class Type:
     """Base class of semantic types."""
@@ -168,3 +170,27 @@ def is_numeric(t: Type) -> bool:
 
 def is_scalar(t: Type) -> bool:
     return isinstance(t, (TBool, TString, TInt, TFloat))
+
+
+# ---------------------------------------------------------------------------------------------
+# Relations
+
+
+@dataclass(frozen=True)
+class RelationInfo:
+    name: str
+    role: str  # 'input' | 'output' | 'internal'
+    columns: tuple[tuple[str, Type], ...]
+    span: Span
+
+    @property
+    def arity(self) -> int:
+        return len(self.columns)
+
+    @property
+    def column_types(self) -> tuple[Type, ...]:
+        return tuple(t for _, t in self.columns)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.columns)

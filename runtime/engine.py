@@ -17,23 +17,24 @@ from ddlog.plan.normalize import UNIT
 from runtime.schema import WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime
 from runtime.trace import INF, Trace
-from runtime.zset import (LOCAL_ROWS, Frame, consolidate, materialize_many, semijoin_keys,
-                          union_all)
+from runtime.config import DEFAULT, Config
+from runtime.physical import Frame, materialize_many
+from runtime.zset import consolidate, semijoin_keys, union_all
 
 Persist = Callable[[DataFrame], Frame | None]
 
 
 class Engine:
     def __init__(self, compiled: CompiledProgram, spark: SparkSession,
-                 max_iterations: int = 10_000):
+                 config: Config = DEFAULT):
         self.compiled = compiled
         self.spark = spark
+        self.config = config
         self.epoch = 0
         self.traces: dict[str, Trace] = {
-            name: Trace([col_name(k) for k in range(info.arity)])
+            name: Trace([col_name(k) for k in range(info.arity)], config)
             for name, info in compiled.relations.items()}
-        self.strata = [StratumRuntime(c, self.traces, max_iterations)
-                       for c in compiled.circuits]
+        self.strata = [StratumRuntime(c, self.traces, config) for c in compiled.circuits]
         self.iterations: dict[int, int] = {}
 
     # -- reading ---------------------------------------------------------------------------
@@ -99,7 +100,8 @@ class Engine:
             if self.epoch == 0 and UNIT in self.traces:
                 plans[UNIT] = self.spark.range(1).select(F.lit(1).cast("long").alias(WEIGHT))
             # the updates' size is unknown (DataFrames may be large): expect_large=None
-            for rel, frame in materialize_many(plans, expect_large=None).items():
+            for rel, frame in materialize_many(plans, expect_large=None,
+                                              config=self.config).items():
                 self.traces[rel].record(0, frame)
             for s in self.strata:
                 self.iterations[s.circuit.stratum] = s.run_epoch(progress)
@@ -124,7 +126,8 @@ class Engine:
             traces = self.all_traces()
             plans = {name: t.fold_plan() for name, t in traces.items()}
             rows = sum(b.rows for t in traces.values() for b in t.cur_batches)
-            frames = materialize_many(plans, expect_large=rows > LOCAL_ROWS)
+            frames = materialize_many(plans, expect_large=rows > self.config.local_rows,
+                                      config=self.config)
             for name, t in traces.items():
                 t.end_epoch(None, [frames[name]] if plans[name] is not None else None)
         else:

@@ -24,29 +24,28 @@ from typing import Callable
 
 from pyspark.sql import DataFrame
 
-from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import, Join,
-                           Negate, Output, Select, Union_)
 from ddlog.errors import EvaluationError
-from runtime.operators.antijoin import AntiJoinOp
-from runtime.operators.distinct import DistinctOp
-from runtime.operators.groupby import GroupByOp
-from runtime.operators.join import JoinOp
+from ddlog.plan.circuit import Circuit, Delay, FlatMap, Import, Negate, Output, Select, Union_
+from runtime.config import DEFAULT, Config
+from runtime.operators import Context, Operator, build_operator
 from runtime.operators.linear import linear_fn
-from runtime.trace import Flat, Mapped, Shifted, Summed, Trace, TraceView
+from runtime.physical import materialize_many
 from runtime.schema import ITER
-from runtime.zset import LOCAL_ROWS, materialize_many, union_all
+from runtime.trace import Flat, Mapped, Shifted, Summed, Trace, TraceView
+from runtime.zset import union_all
 
 Progress = Callable[[str], None]
 
 
 class StratumRuntime:
     def __init__(self, circuit: Circuit, relation_traces: dict[str, Trace],
-                 max_iterations: int = 10_000):
+                 config: Config = DEFAULT):
         self.circuit = circuit
         self.relation_traces = relation_traces
-        self.max_iterations = max_iterations
+        self.config = config
+        self.max_iterations = config.max_iterations
         self.views: dict[int, TraceView] = {}
-        self.ops: dict[int, object] = {}
+        self.ops: dict[int, Operator] = {}
         self.out_traces: dict[int, Trace] = {}
         self.last_iterations = 0
         self.large = False  # whether the last iteration's deltas were too large to collect
@@ -55,12 +54,14 @@ class StratumRuntime:
             if node.stateful:
                 rel = rel_of_distinct.get(node.id)
                 self.out_traces[node.id] = (relation_traces[rel] if rel is not None
-                                            else Trace(list(node.columns)))
+                                            else Trace(list(node.columns), config))
         for node in circuit.nodes:
             self._build(node)
         self.waves = self._waves()
 
     def _build(self, node) -> None:
+        """The trace view of `node`: a view over other traces for a linear node, the trace its
+        operator records for a stateful one."""
         v = self.views
         if isinstance(node, Import):
             v[node.id] = Flat(self.relation_traces[node.relation])
@@ -74,23 +75,7 @@ class StratumRuntime:
             v[node.id] = v[node.input]
         else:
             v[node.id] = self.out_traces[node.id]
-            if isinstance(node, Join):
-                # the output drops computed key columns of the left side (the node's schema)
-                a_out = [c for c in node.columns if c not in node.right_out]
-                self.ops[node.id] = JoinOp(v[node.left], v[node.right], node.left_keys,
-                                           node.right_keys, a_out, node.right_out)
-            elif isinstance(node, AntiJoin):
-                self.ops[node.id] = AntiJoinOp(v[node.left], v[node.right], node.left_keys,
-                                               node.right_keys, list(node.columns))
-            elif isinstance(node, Distinct):
-                self.ops[node.id] = DistinctOp(v[node.input], list(node.columns),
-                                               nested=self.circuit.recursive)
-            elif isinstance(node, GroupBy):
-                inp = self.circuit.node(node.input)
-                self.ops[node.id] = GroupByOp(v[node.input], list(inp.columns), node.keys,
-                                              node.elem, node.column)
-            else:  # pragma: no cover
-                raise TypeError(node)
+            self.ops[node.id] = build_operator(node, Context(v, self.circuit, self.config))
 
     def run_epoch(self, progress: Progress | None = None) -> int:
         """Compute this epoch's deltas of every operator; returns the iterations run."""
@@ -157,8 +142,8 @@ class StratumRuntime:
             plans = {("op", nid): st.materialised for nid, st in steps.items()}
             plans.update({("rel", rel): df for rel, df in fed.items()})
             tags = {("op", nid): st.tag for nid, st in steps.items() if st.tag}
-            large = self.large or sum(st.est for st in steps.values()) > LOCAL_ROWS
-            frames = materialize_many(plans, tags, expect_large=large)
+            large = self.large or sum(st.est for st in steps.values()) > self.config.local_rows
+            frames = materialize_many(plans, tags, expect_large=large, config=self.config)
             for nid, st in steps.items():
                 raw = frames[("op", nid)]
                 total += raw.rows if raw is not None else 0
@@ -173,7 +158,7 @@ class StratumRuntime:
                 if frame is not None:
                     sizes.append(frame.rows)
                     total += frame.rows
-        self.large = total > LOCAL_ROWS
+        self.large = total > self.config.local_rows
         return sizes, moved
 
     def _horizon(self, i: int) -> int | None:
@@ -200,15 +185,13 @@ class StratumRuntime:
     def end_epoch(self) -> None:
         """The operators' per-epoch state is dropped (the engine folds the traces)."""
         for op in self.ops.values():
-            if isinstance(op, DistinctOp):
-                op.end_epoch()
+            op.end_epoch()
 
     def abort_epoch(self) -> None:
         for t in self.traces().values():
             t.abort_epoch()
         for op in self.ops.values():
-            if isinstance(op, DistinctOp):
-                op.end_epoch()
+            op.abort_epoch()
 
 
 def stderr_progress(msg: str) -> None:

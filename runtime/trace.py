@@ -18,12 +18,12 @@ from typing import Callable, Protocol
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from runtime.config import DEFAULT, Config
+from runtime.physical import Frame, materialize
 from runtime.schema import ITER, WEIGHT
-from runtime.zset import LOCAL_ROWS, Frame, consolidate, materialize, union_all
+from runtime.zset import consolidate, union_all
 
 INF = 1 << 30
-MAX_CUR_BATCHES = 8
-MAX_PAST_BATCHES = 6
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Batch:
     files: dict[str, int] | None = None  # ... and the files it wrote there, with their sizes
 
 
-def _select(batches: list[Batch], lo: int, hi: int) -> DataFrame | None:
+def _select(batches: list[Batch], lo: int, hi: int, config: Config) -> DataFrame | None:
     parts, rows = [], 0
     for b in batches:
         if b.hi < lo or b.lo > hi:
@@ -46,7 +46,7 @@ def _select(batches: list[Batch], lo: int, hi: int) -> DataFrame | None:
             df = df.filter((F.col(ITER) >= lo) & (F.col(ITER) <= hi))
         parts.append(df)
         rows += b.rows
-    if len(parts) > 1 and rows <= LOCAL_ROWS:
+    if len(parts) > 1 and rows <= config.local_rows:
         # small batches: one task for the lot, not one per batch partition
         return union_all(parts).coalesce(1)
     return union_all(parts)
@@ -64,6 +64,7 @@ class Trace:
     """A stored trace. `materializer` turns a folded batch into durable/truncated data."""
 
     columns: list[str]
+    config: Config = DEFAULT
     batches: list[Batch] = field(default_factory=list)
     iters: set[int] = field(default_factory=set)  # iterations present in past (a superset)
     cur_batches: list[Batch] = field(default_factory=list)
@@ -71,10 +72,10 @@ class Trace:
     # -- reading -------------------------------------------------------------------------
 
     def past(self, lo: int, hi: int) -> DataFrame | None:
-        return _select(self.batches, lo, hi)
+        return _select(self.batches, lo, hi, self.config)
 
     def cur(self, lo: int, hi: int) -> DataFrame | None:
-        return _select(self.cur_batches, lo, hi)
+        return _select(self.cur_batches, lo, hi, self.config)
 
     def cur_rows(self, lo: int, hi: int) -> int:
         return sum(b.rows for b in self.cur_batches if not (b.hi < lo or b.lo > hi))
@@ -92,7 +93,7 @@ class Trace:
         if frame is None:
             return
         self.cur_batches.append(Batch(frame.df.withColumn(ITER, F.lit(i)), i, i, frame.rows))
-        if len(self.cur_batches) > MAX_CUR_BATCHES:
+        if len(self.cur_batches) > self.config.max_cur_batches:
             # keep plans small in long fixpoints: fold the older iterations into one batch
             old, self.cur_batches = self.cur_batches[:-2], self.cur_batches[-2:]
             merged = self._merge(old)
@@ -103,10 +104,14 @@ class Trace:
         df = consolidate(union_all([b.df for b in batches]), self.columns + [ITER])
         return None if df is None else df.select(*self.columns, ITER, WEIGHT)
 
-    def _merge(self, batches: list[Batch], persist: Callable[[DataFrame], Frame | None] =
-               materialize) -> Batch | None:
+    def _merge(self, batches: list[Batch],
+               persist: Callable[[DataFrame], Frame | None] | None = None) -> Batch | None:
+        """The batches merged into one, materialised (by `persist` in durable mode)."""
         df = self._merge_plan(batches)
-        return self._merged(batches, persist(df) if df is not None else None)
+        if df is None:
+            return None
+        return self._merged(batches, persist(df) if persist is not None
+                            else materialize(df, config=self.config))
 
     @staticmethod
     def _merged(batches: list[Batch], fr: Frame | None) -> Batch | None:
@@ -130,7 +135,7 @@ class Trace:
         """past += cur. A single materialised batch joins the spine as it is (no Spark job);
         several are merged into one, so plans over `past` stay small; `persist` (durable state)
         writes the epoch's batch where it belongs.
-        When the spine grows past MAX_PAST_BATCHES, the newest batches are merged until sizes
+        When the spine grows past config.max_past_batches, the newest batches are merged until sizes
         decrease geometrically, which keeps it logarithmic in the number of epochs.
         `folded` = [the materialised fold_plan()], when the caller ran it."""
         if self.cur_batches:
@@ -142,14 +147,14 @@ class Trace:
                 if batch is not None:
                     self.batches.append(batch)
             else:
-                batch = self._merge(self.cur_batches, persist or materialize)
+                batch = self._merge(self.cur_batches, persist)
                 if batch is not None:
                     self.batches.append(batch)
         self.cur_batches = []
-        if len(self.batches) > MAX_PAST_BATCHES:
-            self.compact(persist or materialize)
+        if len(self.batches) > self.config.max_past_batches:
+            self.compact(persist)
 
-    def compact(self, persist: Callable[[DataFrame], Frame | None] = materialize) -> None:
+    def compact(self, persist: Callable[[DataFrame], Frame | None] | None = None) -> None:
         """Merge the longest suffix of batches that the batch before it does not outweigh
         twice over: afterwards every batch is larger than twice the newer ones together."""
         j = len(self.batches) - 1

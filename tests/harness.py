@@ -29,7 +29,8 @@ from typing import Any, Callable, Iterable
 
 import networkx as nx
 
-from ddlog.check.program import CheckedProgram, RelationInfo
+from ddlog.check.program import CheckedProgram
+from ddlog.types import RelationInfo
 from ddlog.types import (TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, TVec,
                          Type)
 from ddlog.values import Record, canonical_set, sort_key, wrap_int

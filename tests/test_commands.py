@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlog.syntax import ast
-from ddlog.check.program import RelationInfo
+from ddlog.types import RelationInfo
 from ddlog.syntax.commands import (Clear, Commit, Dump, Echo, Exit, Rollback, Start, StatementSplitter,
                             Update, parse_commands, parse_statement)
 from ddlog.errors import DDlogError, ParseError, Span

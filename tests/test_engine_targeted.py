@@ -319,7 +319,7 @@ def test_join_with_past_iterations_that_hold_no_batch(spark, keyed):
     with "'NoneType' object has no attribute 'agg'"."""
     from runtime.operators.join import JoinOp
     from runtime.trace import Trace
-    from runtime.zset import materialize
+    from runtime.physical import materialize
 
     a = Trace(["c0"])
     a.iters = {0, 1, 2}  # listed, but every batch cancelled out

@@ -1,14 +1,14 @@
 """Lineage stays bounded (DESIGN 5): the plans the engine materialises do not grow with the
 number of fixpoint iterations, nor with the number of epochs.
 
-Every delta is cut from its lineage by `runtime.zset.checkpoint_leaf` (large) or
-`runtime.zset.local_relation` (small); this test records the size of each plan handed to them and checks that the late ones are no larger than the early ones (up to a constant
+Every delta is cut from its lineage by `runtime.physical.checkpoint_leaf` (large) or
+`runtime.physical.local_relation` (small); this test records the size of each plan handed to them and checks that the late ones are no larger than the early ones (up to a constant
 factor), on a chain whose reachability needs one iteration per edge, then over many epochs."""
 from __future__ import annotations
 
 import pytest
 
-import runtime.zset as zset
+import runtime.physical as physical
 
 CHAIN = """
 input relation Edge(src: bigint, dst: bigint)
@@ -30,7 +30,7 @@ def plan_sizes(monkeypatch):
         return cut
 
     for name in ("checkpoint_leaf", "local_relation"):
-        monkeypatch.setattr(zset, name, recording(getattr(zset, name)))
+        monkeypatch.setattr(physical, name, recording(getattr(physical, name)))
     return sizes
 
 

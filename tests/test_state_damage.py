@@ -8,7 +8,6 @@ few dozen damaged states cost seconds each rather than a JVM start each.
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 from pathlib import Path

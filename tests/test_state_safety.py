@@ -192,7 +192,7 @@ def test_a_malformed_manifest_is_reported(cli, state, text):
 
 
 def test_a_bad_schema_string_is_reported(cli, state):
-    from runtime.state import Manifest, StateDir
+    from runtime.state import StateDir
 
     st = StateDir(str(state))
     m = st.read_manifest()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ddlog.check.program import RelationInfo
+from ddlog.types import RelationInfo
 from ddlog.plan.compile import CompiledProgram, compile_program
 from ddlog.errors import DDlogError
 from ddlog.check.load import load as load_frontend
@@ -27,12 +27,13 @@ class UpdateError(DDlogError):
 
 class Program:
     def __init__(self, compiled: CompiledProgram, spark=None, max_iterations: int = 10_000):
+        from runtime.config import Config
         from runtime.engine import Engine
         from runtime.spark import get_session
 
         self.compiled = compiled
         self.spark = spark or get_session()
-        self.engine = Engine(compiled, self.spark, max_iterations)
+        self.engine = Engine(compiled, self.spark, Config(max_iterations=max_iterations))
         self.pending: dict[str, list[tuple[int, Any]]] = {}
         self.progress = None
 

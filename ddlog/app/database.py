@@ -23,7 +23,7 @@ from typing import Any
 
 from ddlog.syntax import ast
 from ddlog.syntax import commands as C
-from ddlog.check.program import RelationInfo
+from ddlog.types import RelationInfo
 from ddlog.plan.compile import compile_program
 from ddlog.errors import DDlogError, EvaluationError, Span
 from ddlog.check.load import load_text
@@ -400,7 +400,7 @@ class Database:
 
     def _store_epoch(self, outs: dict, persist) -> None:
         from runtime.state import snapshot
-        from runtime.zset import Frame
+        from runtime.physical import Frame
 
         for name, df in outs.items():
             self.out_traces[name].record(0, Frame(df, 1))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ddlog.syntax import ast
-from ddlog.check.program import RelationInfo
+from ddlog.types import RelationInfo
 from ddlog.errors import Span
 from ddlog.check.inline import Size
 from ddlog.check.scope import error

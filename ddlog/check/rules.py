@@ -12,7 +12,8 @@ The first error raises `TypeCheckError(message, span, prog.source)`.
 from __future__ import annotations
 
 from ddlog.syntax import ast
-from ddlog.check.program import CheckedProgram, RelationInfo
+from ddlog.check.program import CheckedProgram
+from ddlog.types import RelationInfo
 from ddlog.errors import TypeCheckError
 from ddlog.check.exprs import ExprChecker
 from ddlog.check.inline import Inliner, iter_nodes, measure

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlog.syntax import ast
-from ddlog.check.program import CheckedProgram, RelationInfo
+from ddlog.check.program import CheckedProgram
+from ddlog.types import RelationInfo
 from ddlog.plan.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
                            IRExpr, Join, Node, Output, Select, Union_, var_col)
 from ddlog.limits import recursion_room

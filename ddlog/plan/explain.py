@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ddlog.syntax import ast
-from ddlog.plan.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap, GroupBy, Import,
+from ddlog.plan.circuit import (AntiJoin, Col, Delay, Distinct, FlatMap, GroupBy, Import,
                            Join, Negate, Node, Output, Select, Union_)
 from ddlog.plan.compile import CompiledProgram
 from ddlog.limits import recursion_room

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ddlog.syntax import ast
-from ddlog.check.program import CheckedProgram, RelationInfo
+from ddlog.check.program import CheckedProgram
+from ddlog.types import RelationInfo
 from ddlog.types import TGroup, TTuple, Type
 
 UNIT = "__unit"

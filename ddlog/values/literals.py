@@ -13,7 +13,7 @@ import struct
 from typing import Any
 
 from ddlog.syntax import ast
-from ddlog.check.program import RelationInfo
+from ddlog.types import RelationInfo
 from ddlog.errors import DDlogError, Span
 from ddlog.types import (TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, TVec,
                          Type)

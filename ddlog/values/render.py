@@ -18,7 +18,7 @@ import json
 import math
 from typing import Any, Iterable
 
-from ddlog.check.program import RelationInfo
+from ddlog.types import RelationInfo
 from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
                          TVec, Type)
 from ddlog.values import format_record, format_value

@@ -1,34 +1,29 @@
-"""One stateful operator per module, each with its nested-incremental form (DESIGN 4.2-4.3).
+"""The stateful operators, one per module, each with its nested-incremental formula in its
+docstring; they follow the protocol of runtime/operators/base.py. Linear operators (select,
+flatmap, union, negate) need no state: `linear.py` turns them into functions over Z-set frames,
+applied to deltas and to traces alike.
 
-Linear operators (select, flatmap, union, negate) need no state: `linear.py` turns them into
-functions over Z-set frames, applied to deltas and to traces alike."""
+`OPERATORS` is the one place that says which operator runs which circuit node.
+"""
 from __future__ import annotations
 
+from ddlog.plan.circuit import AntiJoin, Distinct, GroupBy, Join, Node
+from runtime.operators.antijoin import AntiJoinOp
+from runtime.operators.base import Context, Operator, Step
+from runtime.operators.distinct import DistinctOp
+from runtime.operators.groupby import GroupByOp
+from runtime.operators.join import JoinOp
 
-from dataclasses import dataclass
-from typing import Callable
+OPERATORS: dict[type[Node], type[Operator]] = {
+    Join: JoinOp,
+    AntiJoin: AntiJoinOp,
+    Distinct: DistinctOp,
+    GroupBy: GroupByOp,
+}
 
-from pyspark.sql import DataFrame
 
-from runtime.zset import Frame
+def build_operator(node: Node, ctx: Context) -> Operator:
+    return OPERATORS[type(node)].build(node, ctx)
 
 
-@dataclass
-class Step:
-    """A stateful operator's work for one iteration, still lazy: the stratum materialises the
-    `df` of every operator of a wave with one Spark action (zset.materialize_many).
-
-    `out` is the operator's output delta as a plan; `est` estimates its rows.
-    `df` is what gets materialised (the output itself, unless the operator stores more with
-    it, counted per value of column `tag`); `settle` turns the materialised frame into the
-    output delta and updates the operator's state."""
-
-    out: DataFrame
-    est: int
-    df: DataFrame | None = None
-    tag: str | None = None
-    settle: Callable[[Frame | None], Frame | None] | None = None
-
-    @property
-    def materialised(self) -> DataFrame:
-        return self.out if self.df is None else self.df
+__all__ = ["OPERATORS", "Context", "Operator", "Step", "build_operator"]

@@ -8,19 +8,26 @@ iteration 0 of an epoch.
 """
 from __future__ import annotations
 
-from runtime.operators import Step
+from ddlog.plan.circuit import AntiJoin
+from runtime.config import DEFAULT, Config
+from runtime.operators.base import Context, Operator, Step
 from runtime.operators.join import JoinOp
-from runtime.trace import TraceView
 from runtime.schema import WEIGHT
+from runtime.trace import TraceView
 from runtime.zset import negate, union_all
 
 
-class AntiJoinOp:
+class AntiJoinOp(Operator):
     def __init__(self, a: TraceView, b: TraceView, a_keys: list[str], b_keys: list[str],
-                 a_cols: list[str]):
+                 a_cols: list[str], config: Config = DEFAULT):
         self.a = a
         self.a_cols = a_cols  # the left side may carry computed key columns: drop them
-        self.semi = JoinOp(a, b, a_keys, b_keys, a_cols, [])
+        self.semi = JoinOp(a, b, a_keys, b_keys, a_cols, [], config)
+
+    @classmethod
+    def build(cls, node: AntiJoin, ctx: Context) -> "AntiJoinOp":
+        return cls(ctx.views[node.left], ctx.views[node.right], node.left_keys,
+                   node.right_keys, list(node.columns), ctx.config)
 
     def step(self, i: int) -> Step | None:
         a_i = self.a.cur(i, i)

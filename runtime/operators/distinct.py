@@ -17,26 +17,34 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ddlog.plan.circuit import Distinct
+from runtime.config import DEFAULT, Config
+from runtime.operators.base import Context, Operator, Step
+from runtime.physical import Frame
 from runtime.schema import ITER, WEIGHT
 from runtime.trace import INF, TraceView
-from runtime.operators import Step
-from runtime.zset import (BROADCAST_ROWS, LOCAL_ROWS, Frame, antijoin_keys, drop_iter,
-                          semijoin_keys, union_all)
+from runtime.zset import antijoin_keys, drop_iter, semijoin_keys, union_all
 
 
 def _pos(c):
     return F.when(c > 0, F.lit(1)).otherwise(F.lit(0))
 
 
-class DistinctOp:
-    def __init__(self, view: TraceView, cols: list[str], nested: bool = True):
+class DistinctOp(Operator):
+    def __init__(self, view: TraceView, cols: list[str], nested: bool = True,
+                 config: Config = DEFAULT):
         self.view = view
         self.cols = cols
         self.nested = nested
+        self.config = config
         self.hist: DataFrame | None = None  # past history (cols, _i, _w) of touched rows
         self.hist_iters: set[int] = set()
         self.hist_rows = 0
         self.large = False
+
+    @classmethod
+    def build(cls, node: Distinct, ctx: Context) -> "DistinctOp":
+        return cls(ctx.views[node.input], list(node.columns), ctx.nested, ctx.config)
 
     def step(self, i: int) -> Step | None:
         v, cols = self.view, self.cols
@@ -67,7 +75,7 @@ class DistinctOp:
         return self._done(Frame(fr.df.filter(F.col(ITER) == -1).select(*cols, WEIGHT), n_out))
 
     def _done(self, fr: Frame | None) -> Frame | None:
-        self.large = fr is not None and fr.rows > LOCAL_ROWS
+        self.large = fr is not None and fr.rows > self.config.local_rows
         return fr
 
     def _new_history(self, i: int, keys_d: DataFrame | None) -> DataFrame | None:
@@ -97,7 +105,7 @@ class DistinctOp:
                 zero.alias("w3"), zero.alias("w")))
         prev = v.cur(0, i - 1) if i > 0 else None
         if prev is not None:
-            if v.cur_rows(i, i) <= BROADCAST_ROWS:
+            if v.cur_rows(i, i) <= self.config.broadcast_rows:
                 # candidates: rows of d, and touched rows with a past entry at i
                 cand = union_all([keys_d, hist.filter(F.col(ITER) == i).select(*cols)
                                   if hist is not None else None])
@@ -121,7 +129,7 @@ class DistinctOp:
         parts = [d.select(*cols, zero.alias("w2"), F.col(WEIGHT).alias("w"))]
         past = v.past(0, 0)
         if past is not None:
-            small = v.cur_rows(0, 0) <= BROADCAST_ROWS
+            small = v.cur_rows(0, 0) <= self.config.broadcast_rows
             keys = d.select(*cols)
             a = semijoin_keys(drop_iter(past), keys, cols) if small else drop_iter(past)
             parts.append(a.select(*cols, F.col(WEIGHT).alias("w2"), zero.alias("w")))

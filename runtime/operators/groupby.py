@@ -10,20 +10,26 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from ddlog.plan.circuit import GroupBy
 from runtime.expr import compile_expr
-from runtime.operators import Step
+from runtime.operators.base import Context, Operator, Step
 from runtime.schema import WEIGHT
 from runtime.trace import TraceView
 from runtime.zset import consolidate, drop_iter, semijoin_keys, union_all
 
 
-class GroupByOp:
+class GroupByOp(Operator):
     def __init__(self, view: TraceView, in_cols: list[str], keys: list[str], elem, column: str):
         self.view = view
         self.in_cols = in_cols
         self.keys = keys
         self.elem = compile_expr(elem)
         self.column = column
+
+    @classmethod
+    def build(cls, node: GroupBy, ctx: Context) -> "GroupByOp":
+        inp = ctx.circuit.node(node.input)
+        return cls(ctx.views[node.input], list(inp.columns), node.keys, node.elem, node.column)
 
     def _key(self) -> Column:
         if len(self.keys) == 1:
@@ -58,6 +64,3 @@ class GroupByOp:
         new = union_all([old, d])
         out = union_all([self._groups(new, 1), self._groups(old, -1)])
         return consolidate(out, self.keys + [self.column])
-
-    def horizon(self, i: int) -> list:
-        return []

@@ -20,18 +20,28 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from runtime.operators import Step
+from ddlog.plan.circuit import Join
+from runtime.config import DEFAULT, Config
+from runtime.operators.base import Context, Operator, Step
 from runtime.schema import ITER
 from runtime.trace import INF, TraceView
-from runtime.zset import BROADCAST_ROWS, join, semijoin_keys, union_all
+from runtime.zset import join, semijoin_keys, union_all
 
 
-class JoinOp:
+class JoinOp(Operator):
     def __init__(self, a: TraceView, b: TraceView, a_keys: list[str], b_keys: list[str],
-                 a_out: list[str], b_out: list[str]):
+                 a_out: list[str], b_out: list[str], config: Config = DEFAULT):
         self.a, self.b = a, b
         self.a_keys, self.b_keys = a_keys, b_keys
         self.a_out, self.b_out = a_out, b_out
+        self.config = config
+
+    @classmethod
+    def build(cls, node: Join, ctx: Context) -> "JoinOp":
+        # the output drops computed key columns of the left side (the node's schema)
+        a_out = [c for c in node.columns if c not in node.right_out]
+        return cls(ctx.views[node.left], ctx.views[node.right], node.left_keys, node.right_keys,
+                   a_out, node.right_out, ctx.config)
 
     def _j(self, x: DataFrame | None, y: DataFrame | None,
            small: str | None) -> DataFrame | None:
@@ -42,7 +52,7 @@ class JoinOp:
         return join(x, y, self.a_keys, self.b_keys, self.a_out, self.b_out, small)
 
     def _small(self, view: TraceView, lo: int, hi: int) -> bool:
-        return view.cur_rows(lo, hi) <= BROADCAST_ROWS
+        return view.cur_rows(lo, hi) <= self.config.broadcast_rows
 
     def step(self, i: int) -> Step | None:
         out = self.delta(i)

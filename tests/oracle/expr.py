@@ -12,8 +12,7 @@ from typing import Any, Callable, Mapping
 
 from ddlog.syntax import ast
 from ddlog.errors import EvaluationError
-from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
-                         TVec, Type)
+from ddlog.types import TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple, Type
 from ddlog.values import Group, Record, canonical_set, sort_key, wrap_int
 
 Env = Mapping[str, Any]

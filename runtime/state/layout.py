@@ -1,61 +1,25 @@
-"""Durable state (DESIGN 6): a directory that holds everything needed to continue after the
-process ends.
-
-    DIR/
-      .ddlog-state      the mark of a state directory, written before anything else
-      manifest.json     the committed epoch: program hash, epoch number, the Parquet batches
-                        of every trace (with each file's size), the bound sources and sinks,
-                        and a checksum of all that. Replaced at each commit by an atomic
-                        rename: whoever reads it sees one epoch or the next.
-      program.dl        the text of the program the state belongs to
-      journal           every batch directory this state has written and not yet removed,
-                        recorded before the directory is written
-      data/<batch>/     one Parquet directory per trace batch, written before the manifest
-                        that names it and never modified afterwards
-      .writer.lock      flock'ed by the one process that may commit
-      .readers.lock     flock'ed (shared) by readers; garbage is only removed without them
-
-A commit writes its new batches beside the old ones and then replaces the manifest, so a crash
-at any point leaves the previous manifest, and every file it names, intact. Batches that the
-journal records and the manifest does not name (an unfinished commit's, or batches merged away
-by compaction) are garbage; the writer removes them after a commit, when no reader holds the
-readers' lock. Nothing else is ever removed: a directory becomes a state only when it is new or
-empty, and a file the journal does not record is not ours.
-
-Damage is found, not read: opening a state checks the manifest's checksum and that every batch
-file it names is there with its recorded size (Hadoop's checksum files beside the Parquet files
-catch a changed byte when Spark reads it; runtime/errors.py turns that into a message).
-
-The traces are the engine's (`Engine.all_traces()`, named deterministically from the program
-text) plus the output relations' value spines (ddlog/database.py); a state is re-opened by
-compiling the stored program and re-attaching each trace's batches.
-"""
+"""The state directory on disk: marking it, locks, writing files atomically, the journal of
+what it wrote, and removing garbage (see runtime/state/__init__.py for the layout)."""
 from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import re
 import shutil
 import signal
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
 
 from ddlog.errors import DDlogError
-from runtime.trace import Batch, Trace
-from runtime.zset import Frame
+from runtime.state.manifest import BATCH_PATH, FORMAT, Manifest
 
-FORMAT = 2
 MARK = ".ddlog-state"
 MANIFEST = "manifest.json"
 PROGRAM = "program.dl"
 JOURNAL = "journal"
 DATA = "data"
 LOCKS = (".writer.lock", ".readers.lock")
-# what new_batch_path makes; the only paths garbage collection may remove
-_BATCH = re.compile(r"data/e[0-9]{6}-[0-9a-f]{12}")
 # what _atomic_write leaves behind when a process dies between writing and renaming
 _TEMP = re.compile(r"\.(manifest\.json|program\.dl|journal)\.tmp-[0-9]+")
 
@@ -66,140 +30,6 @@ class StateError(DDlogError):
 
 def program_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-# ---------------------------------------------------------------------------------------------
-# The manifest
-
-
-@dataclass
-class BatchEntry:
-    path: str  # relative to the state directory
-    lo: int
-    hi: int
-    rows: int
-    files: dict[str, int] = field(default_factory=dict)  # file name -> size in bytes
-
-
-@dataclass
-class TraceEntry:
-    schema: str  # the batches' Spark schema, as JSON (read back without touching the files)
-    iters: list[int]
-    batches: list[BatchEntry]
-
-
-@dataclass
-class Manifest:
-    program_sha256: str
-    program_file: str  # where the program was read from when the state was created
-    epoch: int
-    traces: dict[str, TraceEntry] = field(default_factory=dict)
-    # relation -> SOURCE / SINK spec (runtime/io.py); "*" binds a .dat file to every input
-    inputs: dict[str, str] = field(default_factory=dict)
-    outputs: dict[str, str] = field(default_factory=dict)
-    committed_at: float = 0.0
-    format: int = FORMAT
-
-    def body(self) -> dict:
-        return asdict(self)
-
-    def to_json(self) -> str:
-        body = self.body()
-        return json.dumps({**body, "checksum": _checksum(body)}, indent=1, sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> "Manifest":
-        """Raises ValueError naming what is wrong: not JSON, another format, a checksum that
-        does not match (the file was edited or damaged), a field of the wrong shape."""
-        d = json.loads(text)
-        if not isinstance(d, dict):
-            raise ValueError("not a JSON object")
-        if d.get("format") != FORMAT:
-            raise ValueError(f"unknown state format {d.get('format')!r} (this ddlog reads "
-                             f"format {FORMAT})")
-        checksum = d.pop("checksum", None)
-        if checksum != _checksum(d):
-            raise ValueError("its checksum does not match its contents (it was edited or "
-                             "damaged)")
-        m = _Reader(d)
-        traces = {}
-        for name, t in m.dict("traces").items():
-            where = f"traces.{name}"
-            t = _Reader(t, where)
-            batches = []
-            for k, b in enumerate(t.list("batches")):
-                b = _Reader(b, f"{where}.batches[{k}]")
-                path = b.str("path")
-                if not _BATCH.fullmatch(path):
-                    raise ValueError(f"{b.where}.path: {path!r} is not a batch of this state")
-                files = {f: _Reader.check_int(n, f"{b.where}.files.{f}")
-                         for f, n in b.dict("files").items()}
-                batches.append(BatchEntry(path, b.int("lo"), b.int("hi"), b.int("rows"), files))
-            traces[name] = TraceEntry(t.str("schema"), [_Reader.check_int(i, f"{where}.iters")
-                                                        for i in t.list("iters")], batches)
-        inputs = {k: _Reader.check_str(v, f"inputs.{k}") for k, v in m.dict("inputs").items()}
-        outputs = {k: _Reader.check_str(v, f"outputs.{k}") for k, v in m.dict("outputs").items()}
-        committed = d.get("committed_at", 0.0)
-        if not isinstance(committed, (int, float)):
-            raise ValueError("committed_at: not a number")
-        return cls(m.str("program_sha256"), m.str("program_file"), m.int("epoch"), traces,
-                   inputs, outputs, float(committed), FORMAT)
-
-
-def _checksum(body: dict) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
-                          .encode("utf-8")).hexdigest()
-
-
-class _Reader:
-    """Typed access to one JSON object of the manifest, with errors that name the field."""
-
-    def __init__(self, d, where: str = ""):
-        if not isinstance(d, dict):
-            raise ValueError(f"{where or 'the manifest'}: not a JSON object")
-        self.d, self.where = d, where
-
-    def _get(self, key: str):
-        if key not in self.d:
-            raise ValueError(f"{self._name(key)}: missing")
-        return self.d[key]
-
-    def _name(self, key: str) -> str:
-        return f"{self.where}.{key}" if self.where else key
-
-    def str(self, key: str) -> str:
-        return self.check_str(self._get(key), self._name(key))
-
-    def int(self, key: str) -> int:
-        return self.check_int(self._get(key), self._name(key))
-
-    def list(self, key: str) -> list:
-        v = self._get(key)
-        if not isinstance(v, list):
-            raise ValueError(f"{self._name(key)}: not a list")
-        return v
-
-    def dict(self, key: str) -> dict:
-        v = self.d.get(key, {})
-        if not isinstance(v, dict):
-            raise ValueError(f"{self._name(key)}: not a JSON object")
-        return v
-
-    @staticmethod
-    def check_str(v, name: str) -> str:
-        if not isinstance(v, str):
-            raise ValueError(f"{name}: not a string")
-        return v
-
-    @staticmethod
-    def check_int(v, name: str) -> int:
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise ValueError(f"{name}: not a non-negative integer")
-        return v
-
-
-# ---------------------------------------------------------------------------------------------
-# The directory
 
 
 class StateDir:
@@ -351,7 +181,7 @@ class StateDir:
                 lines = f.read().decode("utf-8", "replace").splitlines()
         except FileNotFoundError:
             return []
-        return [line for line in lines if _BATCH.fullmatch(line)]
+        return [line for line in lines if BATCH_PATH.fullmatch(line)]
 
     def write_program(self, text: str) -> None:
         self._atomic_write(PROGRAM, text)
@@ -434,87 +264,3 @@ def _failpoint(name: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-# ---------------------------------------------------------------------------------------------
-# Traces <-> files
-
-
-@dataclass
-class StoredFrame(Frame):
-    """A batch as written by `Persister`: read back from its Parquet files."""
-
-    path: str = ""
-    files: dict[str, int] = field(default_factory=dict)
-
-
-class Persister:
-    """The `persist` callback of `Engine.commit` / `Trace.end_epoch` in durable mode: writes a
-    folded batch as Parquet under the state directory and returns it read back from there (so
-    the batch's lineage is the file, not the epoch's computation)."""
-
-    def __init__(self, state: StateDir, spark, epoch: int):
-        self.state = state
-        self.spark = spark
-        self.epoch = epoch
-        self.written: list[str] = []
-
-    def __call__(self, df) -> Frame | None:
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
-
-        rel = self.state.new_batch_path(self.epoch)
-        path = self.state.file(rel)
-        # One job writes the batch and counts its rows (the count rides along as a metric).
-        obs = Observation()
-        df.observe(obs, F.count(F.lit(1)).alias("rows")).write.parquet(path)
-        rows = int(obs.get["rows"])
-        self.written.append(rel)
-        if rows == 0:
-            shutil.rmtree(path, ignore_errors=True)
-            return None
-        files = {e.name: e.stat().st_size for e in os.scandir(path)}
-        return StoredFrame(self.spark.read.schema(df.schema).parquet(path), rows, None, rel,
-                           files)
-
-
-def snapshot(traces: dict[str, Trace]) -> dict[str, TraceEntry]:
-    """The manifest entries of every non-empty trace. Every past batch must be stored."""
-    out = {}
-    for name, t in traces.items():
-        if not t.batches:
-            continue
-        missing = [b for b in t.batches if b.path is None]
-        if missing:
-            raise RuntimeError(f"trace {name} has a batch that was not persisted")
-        out[name] = TraceEntry(t.batches[0].df.schema.json(), sorted(t.iters),
-                               [BatchEntry(b.path, b.lo, b.hi, b.rows, dict(b.files or {}))
-                                for b in t.batches])
-    return out
-
-
-def attach(traces: dict[str, Trace], manifest: Manifest, state: StateDir, spark,
-           strict: bool = True) -> None:
-    """Give each trace the batches the manifest lists for it (read lazily from Parquet).
-    `strict`: `traces` are all of the program's, so the manifest may name no others."""
-    from pyspark.sql import types as T
-
-    unknown = sorted(set(manifest.traces) - set(traces))
-    if unknown and strict:
-        raise StateError(f"state {state.path} does not match the program: it stores traces "
-                         f"{', '.join(unknown)} that the program does not have")
-    for name, t in traces.items():
-        entry = manifest.traces.get(name)
-        t.cur_batches = []
-        if entry is None:
-            t.batches, t.iters = [], set()
-            continue
-        try:
-            schema = T.StructType.fromJson(json.loads(entry.schema))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise StateError(f"{state.file(MANIFEST)} is damaged: the schema of trace {name} "
-                             f"is not a Spark schema") from None
-        if t.columns and schema.names[:len(t.columns)] != t.columns:
-            raise StateError(f"{state.file(MANIFEST)} is damaged: trace {name} has columns "
-                             f"{', '.join(schema.names)}, not {', '.join(t.columns)}")
-        t.batches = [Batch(spark.read.schema(schema).parquet(state.file(b.path)), b.lo, b.hi,
-                           b.rows, b.path, dict(b.files)) for b in entry.batches]
-        t.iters = set(entry.iters)

@@ -1,80 +1,11 @@
-"""Sources and sinks: where bound input relations come from and output relations go (DESIGN 7).
-
-    SOURCE  table:NAME | parquet:PATH | csv:PATH | json:PATH | dat:PATH (or any PATH.dat)
-    SINK    table:NAME | parquet:PATH | csv:PATH | json:PATH
-
-A source is read as a set of rows typed by the relation's columns: columns are matched by the
-declared names (ignoring case; extra columns are ignored); CSV (with a header row) is read
-as text and converted, JSON lines and Parquet/tables must have castable types. One Spark job
-checks what the types cannot: no nulls outside `Option` columns, values that fit `bit<N>` /
-`signed<N>`, text that converts. A `.dat` file of DDlog commands is read by ddlog/database.py
-(it needs the literal reader), so `read_source` does not take one.
-
-A sink is rewritten as a whole after each commit, with the relation's declared column names.
-Paths are made absolute when bound, so a state can be refreshed from any directory.
-"""
+"""Reading a bound source as a relation's rows: typed by the relation's declaration, columns
+matched by name, every value checked (runtime/io/__init__.py says more)."""
 from __future__ import annotations
 
-import os
-import re
-from dataclasses import dataclass
-
-from ddlog.check.program import RelationInfo
-from ddlog.errors import DDlogError
-from ddlog.types import TBool, TFloat, TInt, TOption, TString, Type
+from ddlog.types import RelationInfo, TBool, TFloat, TInt, TOption, TString, Type
+from runtime.errors import describe
+from runtime.io.specs import BindingError, Spec
 from runtime.schema import col_name, spark_type
-
-SOURCE_KINDS = ("table", "parquet", "csv", "json", "dat")
-SINK_KINDS = ("table", "parquet", "csv", "json")
-
-
-class BindingError(DDlogError):
-    """A SOURCE/SINK that cannot be used (bad spec, unreadable data, wrong types)."""
-
-
-@dataclass(frozen=True)
-class Spec:
-    kind: str  # one of SOURCE_KINDS / SINK_KINDS
-    target: str  # a table name, or an absolute path
-
-    def __str__(self) -> str:
-        return f"{self.kind}:{self.target}"
-
-
-def parse_spec(text: str, sink: bool = False) -> Spec:
-    kinds = SINK_KINDS if sink else SOURCE_KINDS
-    what = "SINK" if sink else "SOURCE"
-    kind, sep, target = text.partition(":")
-    if not sep or kind not in kinds:
-        ext = os.path.splitext(text)[1].lstrip(".").lower()
-        if ext in kinds and ext != "table":
-            kind, target = ext, text
-        else:
-            raise BindingError(f"bad {what} '{text}': expected one of "
-                               f"{', '.join(k + ':' + ('NAME' if k == 'table' else 'PATH') for k in kinds)}"
-                               f"{'' if sink else ', or a .dat file'}")
-    if not target:
-        raise BindingError(f"bad {what} '{text}': nothing after '{kind}:'")
-    if kind != "table":
-        target = os.path.abspath(target)
-    return Spec(kind, target)
-
-
-def parse_binding(text: str, sink: bool = False) -> tuple[str | None, Spec]:
-    """`R=SPEC` -> (R, spec). A bare `FILE.dat` source binds every input relation that no other
-    binding names (relation None)."""
-    name, sep, rest = text.partition("=")
-    if sep and name and name[0].isalpha() and name.replace("_", "a").isalnum():
-        return name, parse_spec(rest, sink)
-    if sink or not text.lower().endswith(".dat"):
-        flag, what = ("--output", "SINK") if sink else ("--input", "SOURCE")
-        raise BindingError(f"bad {flag} '{text}': expected RELATION={what}"
-                           f"{'' if sink else ' or a FILE.dat'}")
-    return None, parse_spec(text, sink)
-
-
-# ---------------------------------------------------------------------------------------------
-# Sources
 
 
 def _scalar(t: Type) -> bool:
@@ -121,7 +52,7 @@ def read_source(spark, spec: Spec, info: RelationInfo):
         _check(both, info, spec)
         return both.select(*[col_name(k) for k in range(info.arity)])
     except PySparkException as err:
-        raise BindingError(f"cannot read {spec}: {_first_line(err)}") from None
+        raise BindingError(f"cannot read {spec}: {describe(err)}") from None
 
 
 def _columns(df, info: RelationInfo, spec: Spec) -> list:
@@ -192,52 +123,3 @@ def _check(both, info: RelationInfo, spec: Spec) -> None:
         raise BindingError(f"{spec}: rows that do not fit {info.name}: {detail}")
 
 
-def _first_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
-
-
-# ---------------------------------------------------------------------------------------------
-# Sinks
-
-
-_SPARK_OUTPUT = re.compile(r"\.?(part-.*|_SUCCESS.*|_committed_.*|_started_.*)")
-
-
-def check_sink_path(spec: Spec) -> None:
-    """A path sink is rewritten whole after each commit (Spark deletes what is there): so it
-    must be new, or a directory that holds only what an earlier write of a sink left (part
-    files, _SUCCESS, their checksums). Anything else there is the user's, and is kept."""
-    if spec.kind == "table" or not os.path.exists(spec.target):
-        return
-    if not os.path.isdir(spec.target):
-        raise BindingError(f"{spec}: the path is a file; a sink is a directory that ddlog "
-                           f"rewrites after every commit, so give a new path")
-    foreign = sorted(e for e in os.listdir(spec.target) if not _SPARK_OUTPUT.fullmatch(e))
-    if foreign:
-        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        raise BindingError(f"{spec}: the directory holds files that are not a sink's output "
-                           f"({shown}); a sink is rewritten after every commit, so give a new "
-                           f"path")
-
-
-def write_sink(spec: Spec, df, info: RelationInfo) -> None:
-    """Replace the sink's contents with `df` (the relation's value, declared column names)."""
-    from pyspark.errors import PySparkException
-
-    check_sink_path(spec)
-    try:
-        w = df.write.mode("overwrite")
-        if spec.kind == "table":
-            w.saveAsTable(spec.target)
-        elif spec.kind == "parquet":
-            w.parquet(spec.target)
-        elif spec.kind == "csv":
-            check_csv_columns(info, spec)
-            w.option("header", True).csv(spec.target)
-        elif spec.kind == "json":
-            w.json(spec.target)
-        else:
-            raise BindingError(f"{spec}: not a sink")
-    except PySparkException as err:
-        raise BindingError(f"cannot write {spec}: {_first_line(err)}") from None

@@ -1,0 +1,53 @@
+"""Writing an output relation to its sink after each commit: the sink is rewritten whole, so it
+must never be a directory of someone else's files."""
+from __future__ import annotations
+
+import os
+import re
+
+from ddlog.types import RelationInfo
+from runtime.errors import describe
+from runtime.io.sources import check_csv_columns
+from runtime.io.specs import BindingError, Spec
+
+_SPARK_OUTPUT = re.compile(r"\.?(part-.*|_SUCCESS.*|_committed_.*|_started_.*)")
+
+
+def check_sink_path(spec: Spec) -> None:
+    """A path sink is rewritten whole after each commit (Spark deletes what is there): so it
+    must be new, or a directory that holds only what an earlier write of a sink left (part
+    files, _SUCCESS, their checksums). Anything else there is the user's, and is kept."""
+    if spec.kind == "table" or not os.path.exists(spec.target):
+        return
+    if not os.path.isdir(spec.target):
+        raise BindingError(f"{spec}: the path is a file; a sink is a directory that ddlog "
+                           f"rewrites after every commit, so give a new path")
+    foreign = sorted(e for e in os.listdir(spec.target) if not _SPARK_OUTPUT.fullmatch(e))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise BindingError(f"{spec}: the directory holds files that are not a sink's output "
+                           f"({shown}); a sink is rewritten after every commit, so give a new "
+                           f"path")
+
+
+def write_sink(spec: Spec, df, info: RelationInfo) -> None:
+    """Replace the sink's contents with `df` (the relation's value, declared column names)."""
+    from pyspark.errors import PySparkException
+
+    check_sink_path(spec)
+    try:
+        w = df.write.mode("overwrite")
+        if spec.kind == "table":
+            w.saveAsTable(spec.target)
+        elif spec.kind == "parquet":
+            w.parquet(spec.target)
+        elif spec.kind == "csv":
+            check_csv_columns(info, spec)
+            w.option("header", True).csv(spec.target)
+        elif spec.kind == "json":
+            w.json(spec.target)
+        else:
+            raise BindingError(f"{spec}: not a sink")
+    except PySparkException as err:
+        raise BindingError(f"cannot write {spec}: {describe(err)}") from None
+

@@ -1,0 +1,59 @@
+"""SOURCE and SINK specifications: `table:NAME`, `parquet:PATH`, `csv:PATH`, `json:PATH`, a
+`.dat` file; and `R=SPEC` bindings. Paths are made absolute when bound, so a state can be
+refreshed from any directory."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ddlog.errors import DDlogError
+
+SOURCE_KINDS = ("table", "parquet", "csv", "json", "dat")
+SINK_KINDS = ("table", "parquet", "csv", "json")
+
+
+class BindingError(DDlogError):
+    """A SOURCE/SINK that cannot be used (bad spec, unreadable data, wrong types)."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    kind: str  # one of SOURCE_KINDS / SINK_KINDS
+    target: str  # a table name, or an absolute path
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.target}"
+
+
+def parse_spec(text: str, sink: bool = False) -> Spec:
+    kinds = SINK_KINDS if sink else SOURCE_KINDS
+    what = "SINK" if sink else "SOURCE"
+    kind, sep, target = text.partition(":")
+    if not sep or kind not in kinds:
+        ext = os.path.splitext(text)[1].lstrip(".").lower()
+        if ext in kinds and ext != "table":
+            kind, target = ext, text
+        else:
+            raise BindingError(f"bad {what} '{text}': expected one of "
+                               f"{', '.join(k + ':' + ('NAME' if k == 'table' else 'PATH') for k in kinds)}"
+                               f"{'' if sink else ', or a .dat file'}")
+    if not target:
+        raise BindingError(f"bad {what} '{text}': nothing after '{kind}:'")
+    if kind != "table":
+        target = os.path.abspath(target)
+    return Spec(kind, target)
+
+
+def parse_binding(text: str, sink: bool = False) -> tuple[str | None, Spec]:
+    """`R=SPEC` -> (R, spec). A bare `FILE.dat` source binds every input relation that no other
+    binding names (relation None)."""
+    name, sep, rest = text.partition("=")
+    if sep and name and name[0].isalpha() and name.replace("_", "a").isalnum():
+        return name, parse_spec(rest, sink)
+    if sink or not text.lower().endswith(".dat"):
+        flag, what = ("--output", "SINK") if sink else ("--input", "SOURCE")
+        raise BindingError(f"bad {flag} '{text}': expected RELATION={what}"
+                           f"{'' if sink else ' or a FILE.dat'}")
+    return None, parse_spec(text, sink)
+
+

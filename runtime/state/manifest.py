@@ -1,0 +1,144 @@
+"""The manifest of a state directory: what one committed epoch consists of.
+
+It names the program (by hash), the epoch, every trace's Parquet batches (with each file's
+size, so that opening a state can check that every file is there and whole) and the bound
+sources and sinks, and it carries a checksum of all that: an edited or damaged manifest is
+refused instead of being believed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+FORMAT = 2
+# what StateDir.new_batch_path makes; the only paths a manifest may name
+BATCH_PATH = re.compile(r"data/e[0-9]{6}-[0-9a-f]{12}")
+
+@dataclass
+class BatchEntry:
+    path: str  # relative to the state directory
+    lo: int
+    hi: int
+    rows: int
+    files: dict[str, int] = field(default_factory=dict)  # file name -> size in bytes
+
+
+@dataclass
+class TraceEntry:
+    schema: str  # the batches' Spark schema, as JSON (read back without touching the files)
+    iters: list[int]
+    batches: list[BatchEntry]
+
+
+@dataclass
+class Manifest:
+    program_sha256: str
+    program_file: str  # where the program was read from when the state was created
+    epoch: int
+    traces: dict[str, TraceEntry] = field(default_factory=dict)
+    # relation -> SOURCE / SINK spec (runtime/io.py); "*" binds a .dat file to every input
+    inputs: dict[str, str] = field(default_factory=dict)
+    outputs: dict[str, str] = field(default_factory=dict)
+    committed_at: float = 0.0
+    format: int = FORMAT
+
+    def body(self) -> dict:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        body = self.body()
+        return json.dumps({**body, "checksum": _checksum(body)}, indent=1, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Manifest":
+        """Raises ValueError naming what is wrong: not JSON, another format, a checksum that
+        does not match (the file was edited or damaged), a field of the wrong shape."""
+        d = json.loads(text)
+        if not isinstance(d, dict):
+            raise ValueError("not a JSON object")
+        if d.get("format") != FORMAT:
+            raise ValueError(f"unknown state format {d.get('format')!r} (this ddlog reads "
+                             f"format {FORMAT})")
+        checksum = d.pop("checksum", None)
+        if checksum != _checksum(d):
+            raise ValueError("its checksum does not match its contents (it was edited or "
+                             "damaged)")
+        m = _Reader(d)
+        traces = {}
+        for name, t in m.dict("traces").items():
+            where = f"traces.{name}"
+            t = _Reader(t, where)
+            batches = []
+            for k, b in enumerate(t.list("batches")):
+                b = _Reader(b, f"{where}.batches[{k}]")
+                path = b.str("path")
+                if not BATCH_PATH.fullmatch(path):
+                    raise ValueError(f"{b.where}.path: {path!r} is not a batch of this state")
+                files = {f: _Reader.check_int(n, f"{b.where}.files.{f}")
+                         for f, n in b.dict("files").items()}
+                batches.append(BatchEntry(path, b.int("lo"), b.int("hi"), b.int("rows"), files))
+            traces[name] = TraceEntry(t.str("schema"), [_Reader.check_int(i, f"{where}.iters")
+                                                        for i in t.list("iters")], batches)
+        inputs = {k: _Reader.check_str(v, f"inputs.{k}") for k, v in m.dict("inputs").items()}
+        outputs = {k: _Reader.check_str(v, f"outputs.{k}") for k, v in m.dict("outputs").items()}
+        committed = d.get("committed_at", 0.0)
+        if not isinstance(committed, (int, float)):
+            raise ValueError("committed_at: not a number")
+        return cls(m.str("program_sha256"), m.str("program_file"), m.int("epoch"), traces,
+                   inputs, outputs, float(committed), FORMAT)
+
+
+def _checksum(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
+                          .encode("utf-8")).hexdigest()
+
+
+class _Reader:
+    """Typed access to one JSON object of the manifest, with errors that name the field."""
+
+    def __init__(self, d, where: str = ""):
+        if not isinstance(d, dict):
+            raise ValueError(f"{where or 'the manifest'}: not a JSON object")
+        self.d, self.where = d, where
+
+    def _get(self, key: str):
+        if key not in self.d:
+            raise ValueError(f"{self._name(key)}: missing")
+        return self.d[key]
+
+    def _name(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def str(self, key: str) -> str:
+        return self.check_str(self._get(key), self._name(key))
+
+    def int(self, key: str) -> int:
+        return self.check_int(self._get(key), self._name(key))
+
+    def list(self, key: str) -> list:
+        v = self._get(key)
+        if not isinstance(v, list):
+            raise ValueError(f"{self._name(key)}: not a list")
+        return v
+
+    def dict(self, key: str) -> dict:
+        v = self.d.get(key, {})
+        if not isinstance(v, dict):
+            raise ValueError(f"{self._name(key)}: not a JSON object")
+        return v
+
+    @staticmethod
+    def check_str(v, name: str) -> str:
+        if not isinstance(v, str):
+            raise ValueError(f"{name}: not a string")
+        return v
+
+    @staticmethod
+    def check_int(v, name: str) -> int:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"{name}: not a non-negative integer")
+        return v
+
+
