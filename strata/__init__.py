@@ -1,6 +1,9 @@
-"""Relation dependency graph, SCCs, stratification checks and stratum order (no Spark)."""
-from strata.graph import AGGREGATE, NEGATIVE, POSITIVE, Dependency, dependency_graph
-from strata.stratify import Stratum, stratify, stratify_rules, stratum_of
+"""Relation dependency graph, SCCs, stratification checks and stratum order.
 
-__all__ = ["AGGREGATE", "NEGATIVE", "POSITIVE", "Dependency", "Stratum", "dependency_graph",
-           "stratify", "stratify_rules", "stratum_of"]
+Independent of the language (and of Spark): a rule is its head and its body's dependencies
+(`RuleDeps`); ddlog/plan/strata.py describes DDlog rules this way."""
+from strata.graph import AGGREGATE, NEGATIVE, POSITIVE, Dependency, RuleDeps, dependency_graph
+from strata.stratify import NotStratified, Stratum, stratify, stratum_of
+
+__all__ = ["AGGREGATE", "NEGATIVE", "POSITIVE", "Dependency", "NotStratified", "RuleDeps",
+           "Stratum", "dependency_graph", "stratify", "stratum_of"]

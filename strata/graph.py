@@ -5,21 +5,22 @@ direction data flows. Each edge records how the head uses the body relation:
 
 - 'positive'  : a plain atom `R(..)` that the rule reads after any `group_by`;
 - 'negative'  : `not R(..)` (anywhere in the body);
-- 'aggregate' : a positive atom before a `BodyGroupBy`, i.e. the head sees it only through a group.
+- 'aggregate' : a positive atom before a `group_by`, i.e. the head sees it only through a group.
 
 Negative and aggregate edges are the ones that may not lie on a cycle (stratified semantics).
 The graph is a networkx MultiDiGraph: one relation can feed a head through several atoms or rules,
 and each of them must be reported separately.
+
+This package knows nothing of the language: the caller describes each rule by its head and its
+body's dependencies (ddlog/plan/strata.py does it for DDlog rules). Spans are carried along for
+the caller's messages and never looked into.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
 import networkx as nx
-
-from ddlog.syntax import ast
-from ddlog.errors import Span
 
 POSITIVE = "positive"
 NEGATIVE = "negative"
@@ -34,32 +35,21 @@ class Dependency:
     head: str
     kind: str  # POSITIVE | NEGATIVE | AGGREGATE
     rule_index: int  # position of the rule in the rule list given to `dependency_graph`
-    rule_span: Span
-    atom_span: Span
+    rule_span: Any  # where the rule is (opaque here)
+    atom_span: Any  # where the atom is
 
 
-def rule_dependencies(rule: ast.Rule, rule_index: int) -> list[Dependency]:
-    """The edges contributed by one rule, in body order."""
-    # Every atom before the last group_by is only seen through a group (a group_by ends the
-    # valuation, so an atom before an earlier group_by is also before the last one).
-    last_group = max((i for i, item in enumerate(rule.body) if isinstance(item, ast.BodyGroupBy)),
-                     default=-1)
-    deps: list[Dependency] = []
-    for i, item in enumerate(rule.body):
-        if not isinstance(item, ast.BodyAtom):
-            continue
-        if item.negated:
-            kind = NEGATIVE
-        elif i < last_group:
-            kind = AGGREGATE
-        else:
-            kind = POSITIVE
-        deps.append(Dependency(item.atom.relation, rule.head.relation, kind, rule_index,
-                               rule.span, item.span))
-    return deps
+@dataclass(frozen=True)
+class RuleDeps:
+    """A rule as stratification sees it: its head relation, the dependency of each body atom
+    in body order, and the rule itself (opaque: strata hand it back in `Stratum.rules`)."""
+
+    head: str
+    deps: tuple[Dependency, ...]
+    rule: Any = None
 
 
-def dependency_graph(relation_names: Iterable[str], rules: list[ast.Rule]) -> nx.MultiDiGraph:
+def dependency_graph(relation_names: Iterable[str], rules: Sequence[RuleDeps]) -> nx.MultiDiGraph:
     """Nodes are relations (attribute `order`: declaration position; relations that only occur
     in rules come after the declared ones, in order of first occurrence). Edges carry `dep`, the
     `Dependency`, keyed by (rule index, body position) so the graph is deterministic."""
@@ -72,8 +62,8 @@ def dependency_graph(relation_names: Iterable[str], rules: list[ast.Rule]) -> nx
     for name in relation_names:
         node(name)
     for index, rule in enumerate(rules):
-        node(rule.head.relation)
-        for pos, dep in enumerate(rule_dependencies(rule, index)):
+        node(rule.head)
+        for pos, dep in enumerate(rule.deps):
             node(dep.body)
             g.add_edge(dep.body, dep.head, key=(index, pos), dep=dep)
     return g

@@ -4,20 +4,19 @@ A stratum is one strongly connected component of the dependency graph (strata/gr
 are ordered topologically so every relation a stratum reads is complete before it runs; ties are
 broken by declaration order so the order (and every printout of it) is deterministic. A stratum
 is recursive when its component has several relations or a relation that reads itself: those run
-as a fixpoint (DESIGN 4.3). A `not` or `group_by` edge inside a component has no stratified
+as a fixpoint (nested time: see runtime/stratum.py). A `not` or `group_by` edge inside a component has no stratified
 meaning and is rejected, naming the cycle and the rule.
 """
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 import networkx as nx
 
-from ddlog.syntax import ast
-from ddlog.check.program import CheckedProgram
-from ddlog.errors import StratificationError
-from strata.graph import NEGATIVE, POSITIVE, Dependency, declaration_order, dependency_graph
+from strata.graph import (NEGATIVE, POSITIVE, Dependency, RuleDeps, declaration_order,
+                          dependency_graph)
 
 
 @dataclass(frozen=True)
@@ -25,42 +24,47 @@ class Stratum:
     index: int
     relations: tuple[str, ...]  # in declaration order
     recursive: bool
-    rules: tuple[ast.Rule, ...]  # rules whose head is in this stratum, in source order
+    rules: tuple[Any, ...]  # the rules (RuleDeps.rule) whose head is here, in source order
 
 
-def stratify(program: CheckedProgram) -> list[Stratum]:
-    """The strata of a checked program (every declared relation in exactly one stratum)."""
-    return stratify_rules(list(program.relations), program.rules, program.file, program.source)
+class NotStratified(Exception):
+    """A relation depends on itself through negation or aggregation: `dependency` is the
+    offending edge (the first in rule, then body order), `cycle` the relations around the
+    loop, starting and ending at its head, in "depends on" direction."""
+
+    def __init__(self, dependency: Dependency, cycle: tuple[str, ...]):
+        how = "negation" if dependency.kind == NEGATIVE else "aggregation"
+        super().__init__(f"relation '{dependency.head}' depends on itself through {how}: "
+                         + " -> ".join(cycle))
+        self.dependency = dependency
+        self.cycle = cycle
 
 
-def stratify_rules(relation_names: list[str], rules: list[ast.Rule], file: str = "<input>",
-                   source: str | None = None) -> list[Stratum]:
-    """Stratify an arbitrary rule list (e.g. after a rewrite that adds helper relations).
-
-    `file` is informational (spans already carry their file); `source` is the program text,
-    used to show the offending line in a StratificationError."""
+def stratify(relation_names: Sequence[str], rules: Sequence[RuleDeps]) -> list[Stratum]:
+    """The strata of the relations (every one in exactly one stratum) under the rules, in
+    evaluation order; NotStratified when negation or aggregation closes a cycle."""
     g = dependency_graph(relation_names, rules)
     order = declaration_order(g)
     cond = nx.condensation(g)  # DAG of SCCs; node attr 'members', graph attr 'mapping'
-    _check_cycles(g, cond, order, source)
+    _check_cycles(g, cond, order)
 
     def first_declared(c: int) -> int:
         return min(order[r] for r in cond.nodes[c]["members"])
 
     by_head: dict[str, list[int]] = {}  # relation -> positions of its rules
     for k, r in enumerate(rules):
-        by_head.setdefault(r.head.relation, []).append(k)
+        by_head.setdefault(r.head, []).append(k)
     strata: list[Stratum] = []
     for index, c in enumerate(nx.lexicographical_topological_sort(cond, key=first_declared)):
         members = sorted(cond.nodes[c]["members"], key=order.__getitem__)
         recursive = len(members) > 1 or g.has_edge(members[0], members[0])
-        own_rules = tuple(rules[k] for k in sorted(k for m in members for k in by_head.get(m, ())))
+        own_rules = tuple(rules[k].rule
+                          for k in sorted(k for m in members for k in by_head.get(m, ())))
         strata.append(Stratum(index, tuple(members), recursive, own_rules))
     return strata
 
 
-def _check_cycles(g: nx.MultiDiGraph, cond: nx.DiGraph, order: dict[str, int],
-                  source: str | None) -> None:
+def _check_cycles(g: nx.MultiDiGraph, cond: nx.DiGraph, order: dict[str, int]) -> None:
     """Raise on the first (in rule, then body order) negative/aggregate edge inside an SCC."""
     component = cond.graph["mapping"]  # relation -> SCC id
     bad: list[tuple[tuple[int, int], Dependency]] = []
@@ -73,15 +77,7 @@ def _check_cycles(g: nx.MultiDiGraph, cond: nx.DiGraph, order: dict[str, int],
     # The head depends on the body atom's relation; the cycle closes through a data-flow path
     # head -> ... -> body. Printed in "depends on" direction, starting and ending at the head.
     flow = _shortest_path(g, dep.head, dep.body, component, order)
-    cycle = [dep.head] + list(reversed(flow))
-    how = "negation" if dep.kind == NEGATIVE else "aggregation"
-    err = StratificationError(
-        f"relation '{dep.head}' depends on itself through {how}: " + " -> ".join(cycle),
-        dep.rule_span, source)
-    # Extra attributes for programmatic use (tests, tools); the message says the same.
-    err.cycle = tuple(cycle)
-    err.dependency = dep
-    raise err
+    raise NotStratified(dep, tuple([dep.head] + list(reversed(flow))))
 
 
 def _shortest_path(g: nx.MultiDiGraph, start: str, goal: str, component: dict[str, int],

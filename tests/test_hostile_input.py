@@ -14,11 +14,10 @@ import random
 import pytest
 
 from ddlog.syntax.commands import parse_commands
-from ddlog.plan.compile import compile_program
 from ddlog.app.database import Database, Transaction, read_dat
 from ddlog.errors import DDlogError
 from ddlog.plan.explain import explain_text
-from ddlog.check.load import load_file, load_text
+from ddlog.plan import load_file, load_text
 from ddlog.limits import EXCERPT_WIDTH, MAX_EXPRESSION_NODES, MAX_NESTING
 from ddlog.app.shell import feed_commands, record_argument
 from ddlog.syntax.source import decode
@@ -87,10 +86,10 @@ def test_expressions_just_under_the_limit_go_through_every_pass():
     interp = '"${x}"'
     for _ in range(20):
         interp = '"${' + interp + '}"'
-    fe = load_text(HEAD + f"S(y) :- R(x, s, b), var y = {sums}.\n"
+    cp = load_text(HEAD + f"S(y) :- R(x, s, b), var y = {sums}.\n"
                    f"S(y) :- R(x, s, b), var t = {interp}, var y = t.len().\n")
-    explain_text(compile_program(fe.program))
-    out = evaluate(fe.program, {"R": {(1, "a", True)}})
+    explain_text(cp)
+    out = evaluate(cp.program, {"R": {(1, "a", True)}})
     assert out["S"] == {(n,), (1,)}
 
 
@@ -163,7 +162,8 @@ def test_lower_case_relation_names_get_a_hint():
 def test_a_5mb_program_is_stratified_in_linear_time():
     """Stratification used to walk strata x rules (4 minutes for 5 MB); counting the work it
     does (not the seconds it takes) keeps that from coming back."""
-    from strata import stratify_rules
+    import strata
+    from ddlog.plan.strata import rule_deps
 
     class Counting(list):
         touched = 0
@@ -175,10 +175,10 @@ def test_a_5mb_program_is_stratified_in_linear_time():
     n = 400
     text = "input relation R0(x: bigint)\n" + "".join(
         f"relation R{i}(x: bigint)\nR{i}(x) :- R{i - 1}(x).\n" for i in range(1, n))
-    fe = load_text(text)
-    rules = Counting(fe.program.rules)
-    strata = stratify_rules(list(fe.program.relations), rules)
-    assert len(strata) == n and Counting.touched <= 4 * len(rules)
+    program = load_text(text).program
+    rules = Counting(rule_deps(program.rules))
+    assert len(strata.stratify(list(program.relations), rules)) == n
+    assert Counting.touched <= 4 * len(rules)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,8 +244,7 @@ def mutate(rng: random.Random, text: str) -> str:
 
 def _check_program(text: str, where: str) -> None:
     try:
-        fe = load_text(text, "fuzz.dl")
-        explain_text(compile_program(fe.program))
+        explain_text(load_text(text, "fuzz.dl"))
     except DDlogError as err:
         located(err, "fuzz.dl")
     except Exception as err:  # a traceback the user would see

@@ -10,7 +10,7 @@ import math
 import pytest
 
 from ddlog.errors import EvaluationError
-from ddlog.check.load import load
+from ddlog.plan import load
 from ddlog.values import Group, Record
 from tests.oracle.data import apply_updates, load_dat
 from tests.oracle.evaluate import evaluate
@@ -622,7 +622,7 @@ def test_transitive_closure_matches_networkx_on_random_graphs():
 def test_self_check_catches_a_wrong_stratum_order(monkeypatch):
     """The oracle does not simply trust the stratifier: evaluating `not Reach` before Reach is
     complete leaves unsupported rows, which the final supported-fixpoint check reports."""
-    import strata
+    import ddlog.plan.strata as strata
 
     program = load("""
     input relation E(a: bigint, b: bigint)

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ddlog.check.load import load
+from ddlog.plan import load
 from ddlog.values import Record
 from tests.oracle.data import load_dat
 from tests.oracle.evaluate import evaluate

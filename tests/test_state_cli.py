@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ddlog.check.load import load
+from ddlog.plan import load
 from ddlog.values import format_record
 from tests.cli_support import PROGRAMS, DDlogCLI, manifest_epoch, parse_changes
 from tests.oracle import apply_updates, evaluate

@@ -19,7 +19,7 @@ import random
 import threading
 import time
 
-from ddlog.check.load import load
+from ddlog.plan import load
 from ddlog.values import format_record
 from tests.cli_support import PROGRAMS, DDlogCLI, kill_group, manifest_epoch
 from tests.oracle import apply_updates, evaluate

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ddlog.app.cli import main
-from ddlog.check.load import load
+from ddlog.plan import load
 from ddlog.values import format_record
 from tests.harness import seed_for
 from tests.oracle import apply_updates, evaluate

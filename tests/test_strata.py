@@ -9,7 +9,8 @@ import pytest
 
 from ddlog.syntax import ast
 from ddlog.errors import Span, StratificationError
-from strata import AGGREGATE, NEGATIVE, POSITIVE, dependency_graph, stratify_rules, stratum_of
+from ddlog.plan.strata import (AGGREGATE, NEGATIVE, POSITIVE, dependency_graph, stratify_rules,
+                               stratum_of)
 
 FILE = "t.dl"
 
@@ -194,7 +195,7 @@ def test_cycle_report_uses_shortest_path():
 
 
 def _frontend():
-    return pytest.importorskip("ddlog.check.load")
+    return pytest.importorskip("ddlog.plan")
 
 
 def test_front_end_strata_of_reachability():

@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from ddlog.types import RelationInfo
-from ddlog.plan.compile import CompiledProgram, compile_program
+from ddlog.plan.compile import CompiledProgram
 from ddlog.errors import DDlogError
-from ddlog.check.load import load as load_frontend
+from ddlog.plan import load as load_program
 from ddlog.values import conforms
 
 
@@ -39,8 +39,7 @@ class Program:
 
     @classmethod
     def load(cls, path_or_text: str, spark=None, **options) -> "Program":
-        fe = load_frontend(path_or_text)
-        return cls(compile_program(fe.program), spark, **options)
+        return cls(load_program(path_or_text), spark, **options)
 
     # -- relations ---------------------------------------------------------------------
 

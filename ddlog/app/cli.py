@@ -95,17 +95,25 @@ def main(argv: list[str] | None = None) -> int:
 # check
 
 
-def describe(frontend) -> str:
+def describe(compiled) -> str:
     """The text `ddlog check` prints: relations with their roles and typed columns, then the
-    strata in evaluation order."""
-    program = frontend.program
+    strata in evaluation order: the strata the engine runs (and `explain` shows), so the
+    relations the compiler adds are listed too, saying where they come from."""
+    from ddlog.plan.normalize import UNIT
+
+    declared = compiled.program.relations
     lines = ["relations:"]
-    for rel in program.relations.values():
+    for rel in compiled.relations.values():
         cols = ", ".join(f"{n}: {t}" for n, t in rel.columns)
-        lines.append(f"  {rel.role:<8} {rel.name}({cols})")
+        why = ""
+        if rel.name == UNIT:
+            why = "  (added: the one row that facts and bodies without atoms start from)"
+        elif rel.name not in declared:
+            why = f"  (added: the groups of the group_by at {rel.span.line}:{rel.span.col})"
+        lines.append(f"  {rel.role:<8} {rel.name}({cols}){why}")
     lines.append("strata:")
-    width = len(str(max(len(frontend.strata) - 1, 0)))
-    for s in frontend.strata:
+    width = len(str(max(len(compiled.strata) - 1, 0)))
+    for s in compiled.strata:
         mark = "  (recursive)" if s.recursive else ""
         lines.append(f"  {s.index:<{width}}  {', '.join(s.relations)}{mark}")
     return "\n".join(lines)
@@ -114,7 +122,7 @@ def describe(frontend) -> str:
 @command("check", "parse and type-check a program, and show its relations and strata",
          arg("program", metavar="PROGRAM.dl", help="the DDlog program"))
 def cmd_check(args: argparse.Namespace) -> int:
-    from ddlog.check.load import load_file
+    from ddlog.plan import load_file
 
     print(describe(load_file(args.program)))
     return 0
@@ -129,11 +137,10 @@ def cmd_check(args: argparse.Namespace) -> int:
          arg("--dot", metavar="FILE", help="also write the circuits as Graphviz DOT to FILE "
                                            "('-' for standard output instead of the text)"))
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ddlog.plan.compile import compile_program
+    from ddlog.plan import load_file
     from ddlog.plan.explain import explain_dot, explain_text
-    from ddlog.check.load import load_file
 
-    compiled = compile_program(load_file(args.program).program)
+    compiled = load_file(args.program)
     if args.dot == "-":
         sys.stdout.write(explain_dot(compiled))
         return 0

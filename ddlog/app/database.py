@@ -24,9 +24,8 @@ from typing import Any
 from ddlog.syntax import ast
 from ddlog.syntax import commands as C
 from ddlog.types import RelationInfo
-from ddlog.plan.compile import compile_program
 from ddlog.errors import DDlogError, EvaluationError, Span
-from ddlog.check.load import load_text
+from ddlog.plan import load_text
 from ddlog.values.literals import row_of
 from ddlog.syntax.source import read_text
 from ddlog.values import sort_key
@@ -116,10 +115,9 @@ class Database:
     def __init__(self, text: str, file: str, state: StateDir | None = None,
                  manifest: Manifest | None = None, options: SparkOptions | None = None,
                  writer: bool = True):
-        fe = load_text(text, file)
         self.text, self.file = text, file
-        self.compiled = compile_program(fe.program)
-        self.program = fe.program
+        self.compiled = load_text(text, file)
+        self.program = self.compiled.program
         self.state = state
         self.manifest = manifest
         self.options = options or SparkOptions()

@@ -13,7 +13,7 @@ import time
 
 from ddlog.syntax import commands
 from ddlog.app.api import Program
-from ddlog.check.load import load_file
+from ddlog.plan import load_file
 from ddlog.values.literals import row_of
 from ddlog.values import format_record, sort_key
 

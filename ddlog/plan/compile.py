@@ -21,7 +21,7 @@ from ddlog.plan.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap
 from ddlog.limits import recursion_room
 from ddlog.plan.normalize import UNIT, group_key_type, normalize
 from ddlog.types import TGroup, TSet, TVec, Type
-from strata import Stratum, stratify_rules
+from ddlog.plan.strata import Stratum, stratify_rules
 
 
 @dataclass

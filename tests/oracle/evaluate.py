@@ -169,7 +169,7 @@ def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
     Strata are evaluated in order; within a stratum, all its rules are applied to the current
     values until nothing changes (naive fixpoint). Negated and grouped relations always come
     from lower strata, so they are final when read."""
-    from strata import stratify  # looked up per call, so a test can substitute a wrong order
+    from ddlog.plan.strata import stratify  # looked up per call: a test substitutes a wrong order
 
     db: Relations = {name: set() for name in program.relations}
     for name, rows in inputs.items():
