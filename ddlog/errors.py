@@ -93,5 +93,10 @@ class StratificationError(DDlogError):
     """A relation depends on itself through negation or aggregation."""
 
 
+class UpdateError(DDlogError):
+    """An update a transaction cannot take: an unknown relation, one that is not an input,
+    a record or row that does not fit the relation."""
+
+
 class EvaluationError(DDlogError):
     """A run-time failure: non-convergence, division by zero, a malformed update."""

@@ -1,9 +1,14 @@
 """Epochs: the engine that owns every relation's trace and runs the strata in order.
 
 `commit(updates)` turns a transaction's updates into each input's effective change (inputs are
-sets: DESIGN 3), runs every stratum once, and only when all of them succeeded folds the epoch
-into the traces (`past += cur`). A failure anywhere drops this epoch's `cur` and leaves the
-state exactly as it was before the commit.
+sets: inserting a present row or deleting an absent one changes nothing), runs every stratum
+once, and only when all of them succeeded folds the epoch into the traces (`past += cur`). A
+failure anywhere drops this epoch's `cur` and leaves the state exactly as it was before.
+
+Besides the traces the strata read, each output relation keeps its value as a flat spine of
+batches (no iterations), so that reading it never sums a nested trace. Every trace has a name
+(`all_traces`), which durable state (runtime/state) uses to store and re-attach it; the names
+are made here and in runtime/stratum.py only.
 """
 from __future__ import annotations
 
@@ -14,7 +19,8 @@ from pyspark.sql import functions as F
 
 from ddlog.plan.compile import CompiledProgram
 from ddlog.plan.normalize import UNIT
-from runtime.schema import WEIGHT, col_name, relation_schema
+from ddlog.types import RelationInfo
+from runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime
 from runtime.trace import INF, Trace
 from runtime.config import DEFAULT, Config
@@ -22,6 +28,16 @@ from runtime.physical import Frame, materialize_many
 from runtime.zset import consolidate, semijoin_keys, union_all
 
 Persist = Callable[[DataFrame], Frame | None]
+
+
+def relation_trace(name: str) -> str:
+    """The name of a relation's own trace (the one its stratum records)."""
+    return f"rel_{name}"
+
+
+def value_trace(name: str) -> str:
+    """The name of an output relation's value spine."""
+    return f"out_{name}"
 
 
 class Engine:
@@ -34,6 +50,9 @@ class Engine:
         self.traces: dict[str, Trace] = {
             name: Trace([col_name(k) for k in range(info.arity)], config)
             for name, info in compiled.relations.items()}
+        self.values: dict[str, Trace] = {
+            name: Trace([col_name(k) for k in range(info.arity)], config)
+            for name, info in compiled.relations.items() if info.role == "output"}
         self.strata = [StratumRuntime(c, self.traces, config) for c in compiled.circuits]
         self.iterations: dict[int, int] = {}
 
@@ -44,7 +63,7 @@ class Engine:
 
     def value(self, rel: str, include_cur: bool = False) -> DataFrame:
         """The relation's current contents (columns c0..cN, no weight)."""
-        t = self.traces[rel]
+        t = self.values.get(rel) or self.traces[rel]
         df = union_all([t.past(0, INF), t.cur(0, INF) if include_cur else None])
         if df is None:
             return self.empty(rel).drop(WEIGHT)
@@ -112,6 +131,10 @@ class Engine:
                 ch = t.epoch_change()
                 if ch is not None:
                     changes[rel] = consolidate(ch, t.columns)
+            for rel, spine in self.values.items():
+                if rel in changes:  # folded (materialised) with every trace at the epoch's end
+                    rows = sum(b.rows for b in self.traces[rel].cur_batches)
+                    spine.record(0, Frame(changes[rel], rows), lazy=True)
         except BaseException:
             self.abort()
             raise
@@ -137,13 +160,31 @@ class Engine:
             s.end_epoch()
 
     def abort(self) -> None:
-        for t in self.traces.values():
+        for t in [*self.traces.values(), *self.values.values()]:
             t.abort_epoch()
         for s in self.strata:
             s.abort_epoch()
 
     def all_traces(self) -> dict[str, Trace]:
-        out = {f"rel_{name}": t for name, t in self.traces.items()}
+        out = {relation_trace(name): t for name, t in self.traces.items()}
+        out.update({value_trace(name): t for name, t in self.values.items()})
         for s in self.strata:
             out.update(s.traces())
         return out
+
+
+def read_value(spark: SparkSession, info: RelationInfo, manifest, state,
+               config: Config = DEFAULT) -> DataFrame:
+    """A relation's committed value read straight from a state's files, without building an
+    engine (what a reader such as `ddlog query` needs): the output's value spine, or the
+    relation's own trace summed over its iterations."""
+    from runtime.state import attach
+
+    cols = [col_name(k) for k in range(info.arity)]
+    key = value_trace(info.name) if info.role == "output" else relation_trace(info.name)
+    t = Trace(cols, config)
+    attach({key: t}, manifest, state, spark, strict=False)
+    df = t.past(0, INF)
+    if df is None:
+        return spark.createDataFrame([], relation_schema(info.column_types, weight=False))
+    return consolidate(df.drop(ITER), cols).filter(F.col(WEIGHT) > 0).select(*cols)

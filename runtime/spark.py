@@ -53,6 +53,7 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(level.upper())
+    _quiet_query_context_logs()
     return spark
 
 
@@ -62,3 +63,14 @@ LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.pr
 def log_level() -> str:
     """Spark's log level: DDLOG_SPARK_LOG_LEVEL (e.g. warn, info), else off."""
     return os.environ.get("DDLOG_SPARK_LOG_LEVEL", "off").lower()
+
+
+def _quiet_query_context_logs() -> None:
+    """PySpark logs every analysis error it raises, with a JVM stack trace, as JSON on stderr;
+    ddlog reports those errors itself, in one line (runtime/errors.py)."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 10)

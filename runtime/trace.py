@@ -32,6 +32,7 @@ class Batch:
     lo: int  # lowest iteration present
     hi: int  # highest iteration present
     rows: int
+    lazy: bool = False  # a plan, not yet materialised (end_epoch folds it with the others)
     path: str | None = None  # where durable state stored it (runtime/state.py), if it did
     files: dict[str, int] | None = None  # ... and the files it wrote there, with their sizes
 
@@ -88,11 +89,13 @@ class Trace:
 
     # -- writing -------------------------------------------------------------------------
 
-    def record(self, i: int, frame: Frame | None) -> None:
-        """This epoch's double delta at iteration i."""
+    def record(self, i: int, frame: Frame | None, lazy: bool = False) -> None:
+        """This epoch's double delta at iteration i (`lazy`: a plan the epoch's end is to
+        materialise, its `rows` an estimate)."""
         if frame is None:
             return
-        self.cur_batches.append(Batch(frame.df.withColumn(ITER, F.lit(i)), i, i, frame.rows))
+        self.cur_batches.append(Batch(frame.df.withColumn(ITER, F.lit(i)), i, i, frame.rows,
+                                      lazy))
         if len(self.cur_batches) > self.config.max_cur_batches:
             # keep plans small in long fixpoints: fold the older iterations into one batch
             old, self.cur_batches = self.cur_batches[:-2], self.cur_batches[-2:]
@@ -118,12 +121,14 @@ class Trace:
         if fr is None:
             return None
         return Batch(fr.df, min(b.lo for b in batches), max(b.hi for b in batches), fr.rows,
-                     getattr(fr, "path", None), getattr(fr, "files", None))
+                     path=getattr(fr, "path", None), files=getattr(fr, "files", None))
 
     def fold_plan(self) -> DataFrame | None:
         """The epoch's batches merged into one, as a plan, when there are several: the engine
         materialises every trace's with one action and hands each back to `end_epoch`."""
-        return self._merge_plan(self.cur_batches) if len(self.cur_batches) > 1 else None
+        if len(self.cur_batches) > 1 or any(b.lazy for b in self.cur_batches):
+            return self._merge_plan(self.cur_batches)
+        return None
 
     def epoch_change(self) -> DataFrame | None:
         """Σ over iterations of this epoch's deltas (not consolidated)."""
@@ -140,7 +145,7 @@ class Trace:
         `folded` = [the materialised fold_plan()], when the caller ran it."""
         if self.cur_batches:
             self.iters |= {k for b in self.cur_batches for k in range(b.lo, b.hi + 1)}
-            if persist is None and len(self.cur_batches) == 1:
+            if persist is None and len(self.cur_batches) == 1 and not self.cur_batches[0].lazy:
                 self.batches.extend(self.cur_batches)
             elif persist is None and folded is not None:
                 batch = self._merged(self.cur_batches, folded[0])

@@ -14,7 +14,8 @@ import random
 import pytest
 
 from ddlog.syntax.commands import parse_commands
-from ddlog.app.database import Database, Transaction, read_dat
+from ddlog.app.dat import read_dat
+from ddlog.app.database import Database, Transaction
 from ddlog.errors import DDlogError
 from ddlog.plan.explain import explain_text
 from ddlog.plan import load_file, load_text

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from ddlog.app.database import CLEAR, Transaction
+from ddlog.app.transaction import CLEAR, Transaction
 from ddlog.plan import load_text
 from ddlog.values.render import change_json_lines, change_lines, csv_text, relation_text, table_text
 from ddlog.app.shell import SourceWindow

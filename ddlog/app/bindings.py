@@ -7,7 +7,8 @@ no other binding names.
 """
 from __future__ import annotations
 
-from ddlog.app.database import Database, read_dat
+from ddlog.app.dat import read_dat
+from ddlog.app.database import Database
 from runtime.io import BindingError, check_sink_path, parse_binding, parse_spec, read_source
 
 ALL = "*"
@@ -60,7 +61,7 @@ def source_frames(db: Database) -> dict:
             targets = ([key] if key != ALL
                        else [r for r in db.input_names if r not in db.inputs])
             for rel in targets:
-                out[rel] = db.frame_of_rows(db.relations[rel], sorted(rows.get(rel, ()),
+                out[rel] = db.rows_frame(db.relations[rel], sorted(rows.get(rel, ()),
                                                                       key=repr))
         else:
             out[key] = read_source(db.spark, spec, db.relations[key])

@@ -1,38 +1,45 @@
-"""A program with its engine and, optionally, its durable state: what every CLI command runs on.
+"""The one façade over the engine: a compiled program, its engine and SparkSession, and
+optionally its durable state and bound sinks. Every surface runs on it: the CLI commands and
+the shell (through the factories below) and the Python API (ddlog/app/api.py, a thin layer).
 
     db = Database.for_program("programs/tc.dl", state_dir="st")   # the shell
     db = Database.create("programs/tc.dl", "st")                  # ddlog run
     db = Database.open("st")                                      # feed, refresh (writer)
     db = Database.open("st", writer=False)                        # query, sql (reader)
+    db = Database(compiled, spark=session)                        # the Python API
 
 Nothing here starts Spark until it is needed: opening a state, checking its program and
 validating updates are plain Python, so a command that fails on bad input fails in a fraction of
 a second and leaves the state untouched. The engine (and the SparkSession) are created on the
 first commit or read, and a durable state's traces are re-attached from its Parquet files then.
 
-Durable commits (runtime/state.py): the engine folds the epoch into its traces through a
-`Persister` (each new batch written as Parquet), the output relations' value spines get the
-epoch's changes the same way, and the manifest is replaced last. If anything fails after the
-engine started folding, the in-memory engine is dropped and re-read from the last manifest.
+Durable commits (runtime/state): the engine folds the epoch into its traces through a
+`Persister` (each new batch written as Parquet), and the manifest is replaced last. If anything
+fails after the engine started folding, the in-memory engine is dropped and re-read from the
+last manifest.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ddlog.app.transaction import Transaction
+from ddlog.errors import EvaluationError, Span, UpdateError
+from ddlog.plan import CompiledProgram, load_text
 from ddlog.syntax import ast
 from ddlog.syntax import commands as C
-from ddlog.types import RelationInfo
-from ddlog.errors import DDlogError, EvaluationError, Span
-from ddlog.plan import load_text
-from ddlog.values.literals import row_of
 from ddlog.syntax.source import read_text
+from ddlog.types import RelationInfo
 from ddlog.values import sort_key
+from ddlog.values.literals import row_of
+from runtime.config import DEFAULT, Config
 from runtime.state import Manifest, StateDir, StateError, program_hash
 
-# ---------------------------------------------------------------------------------------------
-# Options and errors
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["Database", "SparkOptions", "Transaction", "UpdateError"]
 
 
 @dataclass
@@ -41,92 +48,22 @@ class SparkOptions:
     conf: dict[str, str] = field(default_factory=dict)
 
 
-class UpdateError(DDlogError):
-    """An update the transaction cannot take: unknown relation, not an input, bad record."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Transactions
-
-
-class _Clear:
-    """`clear R;`: every row committed so far goes; updates after it still apply."""
-
-
-CLEAR = _Clear()
-
-
-class Transaction:
-    """The updates of one open transaction, per relation and in order. Updates of single rows
-    are folded as they come (the last update of a row decides, as the engine's set semantics
-    would), so a long stream of inserts becomes two DataFrames, not one per row."""
-
-    def __init__(self) -> None:
-        self.steps: dict[str, list[Any]] = {}
-
-    def __bool__(self) -> bool:
-        return bool(self.steps)
-
-    def insert(self, relation: str, row: tuple) -> None:
-        self._rows(relation)[row] = 1
-
-    def delete(self, relation: str, row: tuple) -> None:
-        self._rows(relation)[row] = -1
-
-    def clear(self, relation: str) -> None:
-        self.steps[relation] = [CLEAR]  # what came before in this transaction is moot
-
-    def add_frame(self, relation: str, sign: int, df) -> None:
-        """Rows given as a DataFrame with columns c0..cN (a source, a diff)."""
-        self.steps.setdefault(relation, []).append((sign, df))
-
-    def _rows(self, relation: str) -> dict[tuple, int]:
-        steps = self.steps.setdefault(relation, [])
-        if not steps or not isinstance(steps[-1], dict):
-            steps.append({})
-        return steps[-1]
-
-    def updates(self, db: "Database") -> dict[str, list[tuple[int, Any]]]:
-        """The engine's form: relation -> [(+1 | -1, DataFrame c0..cN), ...] in order."""
-        out: dict[str, list[tuple[int, Any]]] = {}
-        for rel, steps in self.steps.items():
-            info = db.relations[rel]
-            ups: list[tuple[int, Any]] = []
-            for step in steps:
-                if step is CLEAR:
-                    ups.append((-1, db.value_frame(rel)))
-                elif isinstance(step, dict):
-                    for sign in (1, -1):
-                        rows = [r for r, s in step.items() if s == sign]
-                        if rows:
-                            ups.append((sign, db.frame_of_rows(info, rows)))
-                else:
-                    ups.append(step)
-            if ups:
-                out[rel] = ups
-        return out
-
-
-# ---------------------------------------------------------------------------------------------
-# The database
-
-
 class Database:
-    def __init__(self, text: str, file: str, state: StateDir | None = None,
+    def __init__(self, compiled: CompiledProgram, state: StateDir | None = None,
                  manifest: Manifest | None = None, options: SparkOptions | None = None,
-                 writer: bool = True):
-        self.text, self.file = text, file
-        self.compiled = load_text(text, file)
-        self.program = self.compiled.program
+                 writer: bool = True, spark=None, config: Config = DEFAULT):
+        self.compiled = compiled
+        self.program = compiled.program
+        self.text, self.file = self.program.source, self.program.file
         self.state = state
         self.manifest = manifest
         self.options = options or SparkOptions()
         self.writer = writer
+        self.config = config
         self.inputs: dict[str, str] = dict(manifest.inputs) if manifest else {}
         self.outputs: dict[str, str] = dict(manifest.outputs) if manifest else {}
-        self._spark = None
+        self._spark = spark
         self._engine = None
-        self.out_traces: dict = {}
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -136,7 +73,7 @@ class Database:
         """The shell: a program file, with a state directory that is created on the first
         commit or must hold a state of this very program. The program is checked before the
         directory is touched."""
-        db = cls(read_text(program_path), program_path, options=options)
+        db = cls(load_text(read_text(program_path), program_path), options=options)
         if state_dir is not None:
             db._claim(StateDir(state_dir), existing=True)
         return db
@@ -145,7 +82,7 @@ class Database:
     def create(cls, program_path: str, state_dir: str,
                options: SparkOptions | None = None) -> "Database":
         """`ddlog run`: a new state (refused if the directory already holds one)."""
-        db = cls(read_text(program_path), program_path, options=options)
+        db = cls(load_text(read_text(program_path), program_path), options=options)
         db._claim(StateDir(state_dir), existing=False)
         return db
 
@@ -186,7 +123,7 @@ class Database:
             manifest = state.read_manifest()
             text = state.read_program(manifest)
             state.verify(manifest)
-            return cls(text, manifest.program_file, state, manifest, options, writer)
+            return cls(load_text(text, manifest.program_file), state, manifest, options, writer)
         except BaseException:
             state.release()
             raise
@@ -226,9 +163,12 @@ class Database:
                        verb: str = "update") -> RelationInfo:
         info = self.relation(name, span, source)
         if info.role != "input":
-            raise UpdateError(f"cannot {verb} relation '{name}': it is an {info.role} relation, "
-                              f"only input relations take updates", span, source)
+            raise UpdateError(f"cannot {verb} relation '{name}': it is an {info.role} "
+                              f"relation, not an input relation; only input relations take "
+                              f"updates", span, source)
         return info
+
+    # -- updates -----------------------------------------------------------------------------
 
     def row(self, atom: ast.Atom, verb: str, file: str, source: str | None) -> tuple:
         """The row an `insert`/`delete` record denotes, checked against the relation."""
@@ -245,6 +185,24 @@ class Database:
             txn.clear(cmd.relation)
         else:  # pragma: no cover - callers dispatch
             raise TypeError(cmd)
+
+    def ingest(self, name: str, rows: Any, verb: str = "update") -> "DataFrame":
+        """Rows given in Python (tuples, dicts) or a DataFrame, for input relation `name`,
+        checked (runtime/io/ingest.py) and as the relation's frame (columns c0..cN)."""
+        from pyspark.sql import DataFrame
+
+        from runtime.io.ingest import frame, rows_frame
+
+        info = self.input_relation(name, verb=verb)
+        if isinstance(rows, DataFrame):
+            return frame(rows, info, "DataFrame", UpdateError, by_position=True)
+        return rows_frame(self.spark, info, rows, UpdateError)
+
+    def rows_frame(self, info: RelationInfo, rows: list[tuple]) -> "DataFrame":
+        """Rows already checked (records of the command language) as the relation's frame."""
+        from runtime.io.ingest import rows_frame
+
+        return rows_frame(self.spark, info, rows, UpdateError)
 
     # -- Spark and the engine ------------------------------------------------------------------
 
@@ -263,30 +221,20 @@ class Database:
             if self.needs_catalog():
                 conf.setdefault("spark.sql.catalogImplementation", "hive")
             self._spark = get_session(self.options.master, conf)
-            _quiet_query_context_logs()
         return self._spark
 
     @property
     def engine(self):
         if self._engine is None:
             from runtime.engine import Engine
-            from runtime.schema import col_name
             from runtime.state import attach
-            from runtime.trace import Trace
 
-            engine = Engine(self.compiled, self.spark)
-            self.out_traces = {r.name: Trace([col_name(k) for k in range(r.arity)])
-                               for r in self.program.outputs()}
+            engine = Engine(self.compiled, self.spark, self.config)
             if self.manifest is not None:
-                attach(self._traces(engine), self.manifest, self.state, self.spark)
+                attach(engine.all_traces(), self.manifest, self.state, self.spark)
                 engine.epoch = self.manifest.epoch
             self._engine = engine
         return self._engine
-
-    def _traces(self, engine) -> dict:
-        traces = engine.all_traces()
-        traces.update({f"out_{name}": t for name, t in self.out_traces.items()})
-        return traces
 
     @property
     def epoch(self) -> int:
@@ -296,35 +244,22 @@ class Database:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def value_frame(self, name: str):
+    def value_frame(self, name: str) -> "DataFrame":
         """The committed value of a relation: columns c0..cN."""
         if self.writer or self._engine is not None:
             return self.engine.value(name)
         # A reader never builds the engine: it reads the one trace it needs (an output's value
         # spine, or the relation's own trace).
-        from runtime.schema import WEIGHT, col_name
-        from runtime.state import attach
-        from runtime.trace import INF, Trace
-        from runtime.zset import consolidate
-        from pyspark.sql import functions as F
+        from runtime.engine import read_value
 
-        info = self.relations[name]
-        cols = [col_name(k) for k in range(info.arity)]
-        key = f"out_{name}" if info.role == "output" else f"rel_{name}"
-        t = Trace(cols)
-        attach({key: t}, self.manifest, self.state, self.spark, strict=False)
-        df = t.past(0, INF)
-        if df is None:
-            from runtime.schema import relation_schema
+        return read_value(self.spark, self.relations[name], self.manifest, self.state,
+                          self.config)
 
-            return self.spark.createDataFrame([], relation_schema(info.column_types,
-                                                                  weight=False))
-        return consolidate(df.drop("_i"), cols).filter(F.col(WEIGHT) > 0).select(*cols)
+    def named(self, name: str, df: "DataFrame") -> "DataFrame":
+        """A frame with columns c0..cN (and maybe a weight) under the declared names."""
+        from runtime.io.ingest import named
 
-    def named(self, name: str, df):
-        """A frame with columns c0..cN under the relation's declared column names."""
-        info = self.relations[name]
-        return df.toDF(*info.column_names) if info.arity else df
+        return named(self.relations[name], df)
 
     def rows(self, name: str, df=None, limit: int | None = None) -> list[tuple]:
         """The relation's rows as DDlog values, sorted as `dump` prints them."""
@@ -339,33 +274,27 @@ class Database:
         return sorted(out, key=sort_key)
 
     def change_rows(self, changes: dict) -> dict[str, list[tuple[tuple, int]]]:
-        """Collected changes of output relations: name -> [(row, weight)] sorted by row; only
+        """Collected changes (commit's result): name -> [(row, weight)] sorted by row; only
         relations that really changed."""
-        from runtime.schema import WEIGHT, from_spark
+        from runtime.schema import from_spark
 
         out = {}
         for name in sorted(changes):
             info = self.relations[name]
             rows = [(tuple(from_spark(r[k], t) for k, t in enumerate(info.column_types)),
-                     int(r[WEIGHT])) for r in changes[name].collect()]
+                     int(r[info.arity])) for r in changes[name].collect()]
             rows = [(r, w) for r, w in rows if w != 0]
             if rows:
                 out[name] = sorted(rows, key=lambda rw: (sort_key(rw[0]), rw[1]))
         return out
 
-    def frame_of_rows(self, info: RelationInfo, rows: list[tuple]):
-        from runtime.schema import relation_schema, to_spark
-
-        data = [tuple(to_spark(v, t) for v, t in zip(row, info.column_types)) for row in rows]
-        return self.spark.createDataFrame(data, relation_schema(info.column_types,
-                                                                weight=False))
-
     # -- committing --------------------------------------------------------------------------
 
-    def commit(self, txn: Transaction, progress=None) -> dict:
-        """Run one epoch. Returns the change (lazy DataFrames, columns c0..cN and _w) of every
-        output relation whose trace moved. In durable mode the epoch is on disk when this
-        returns (sinks are rewritten afterwards: see write_sinks)."""
+    def commit(self, txn: Transaction, progress=None) -> dict[str, "DataFrame"]:
+        """Run one epoch. Returns the change of every output relation whose value moved, as a
+        lazy DataFrame with the declared columns and `weight` (+1 / -1). In durable mode the
+        epoch is on disk when this returns (sinks are rewritten afterwards: write_sinks). A
+        failure leaves everything as it was before, and `txn` as it is."""
         from runtime.errors import describe, is_damage
         from runtime.state import Persister
 
@@ -376,10 +305,8 @@ class Database:
             if self.state is not None:
                 persist = Persister(self.state, self.spark, engine.epoch + 1)
             changes = engine.commit(updates, persist=persist, progress=progress)
-            outs = {r: df for r, df in changes.items()
-                    if r in self.relations and self.relations[r].role == "output"}
             if self.state is not None:
-                self._store_epoch(outs, persist)
+                self._store_epoch()
                 if progress is not None:
                     progress(f"epoch {engine.epoch} committed to {self.state.path} "
                              f"({len(persist.written)} Parquet batches written)")
@@ -394,20 +321,16 @@ class Database:
                                  f"transaction was not committed") from None
             raise EvaluationError(f"the transaction failed and was rolled back: {what}") \
                 from None
-        return outs
+        return {r: self.named(r, df) for r, df in changes.items()
+                if r in self.relations and self.relations[r].role == "output"}
 
-    def _store_epoch(self, outs: dict, persist) -> None:
+    def _store_epoch(self) -> None:
         from runtime.state import snapshot
-        from runtime.physical import Frame
 
-        for name, df in outs.items():
-            self.out_traces[name].record(0, Frame(df, 1))
-        for t in self.out_traces.values():
-            t.end_epoch(persist)
         if self.manifest is None:
             self.state.write_program(self.text)
         manifest = Manifest(program_hash(self.text), self._program_file(), self._engine.epoch,
-                            snapshot(self._traces(self._engine)), dict(self.inputs),
+                            snapshot(self._engine.all_traces()), dict(self.inputs),
                             dict(self.outputs))
         self.state.write_manifest(manifest)
         self.manifest = manifest
@@ -428,50 +351,3 @@ class Database:
             write_sink(spec, self.named(name, self.value_frame(name)), self.relations[name])
             done.append(f"{name} -> {spec}")
         return done
-
-
-def _quiet_query_context_logs() -> None:
-    """PySpark logs every analysis error it raises, with a JVM stack trace, as JSON on stderr;
-    we report those errors ourselves, in one line."""
-    import logging
-
-    from pyspark.logger import PySparkLogger
-
-    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
-        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 10)
-
-
-# ---------------------------------------------------------------------------------------------
-# .dat files as sources
-
-
-def read_dat(db: Database, path: str) -> dict[str, set[tuple]]:
-    """The input relations a DDlog command file leaves after replaying it: updates in order,
-    transactions honoured (`rollback;` drops the open one), updates outside a transaction
-    applied directly (a plain file of facts), `clear R;` empties R."""
-    text = read_text(path)
-    committed: dict[str, set[tuple]] = {}
-    pending: dict[str, set[tuple]] | None = None
-    for cmd in C.parse_commands(text, path):
-        target = committed if pending is None else pending
-        if isinstance(cmd, C.Start):
-            if pending is not None:
-                raise DDlogError("start: a transaction is already in progress", cmd.span, text)
-            pending = {k: set(v) for k, v in committed.items()}
-        elif isinstance(cmd, C.Commit):
-            if pending is not None:
-                committed, pending = pending, None
-        elif isinstance(cmd, C.Rollback):
-            pending = None
-        elif isinstance(cmd, C.Update):
-            row = db.row(cmd.atom, cmd.kind, path, text)
-            rows = target.setdefault(cmd.atom.relation, set())
-            (rows.add if cmd.kind == "insert" else rows.discard)(row)
-        elif isinstance(cmd, C.Clear):
-            db.input_relation(cmd.relation, cmd.span, text, "clear")
-            target[cmd.relation] = set()
-        elif isinstance(cmd, C.Exit):
-            break
-    if pending is not None:
-        committed = pending  # a file that forgot its final `commit;`
-    return committed

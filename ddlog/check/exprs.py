@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import Callable
 
 from ddlog.syntax import ast
-from ddlog.builtins import FUNCTIONS, GROUP_METHODS
+from ddlog.builtins import lookup
+from ddlog.check.calls import type_call
 from ddlog.errors import Span
 from ddlog.check.inline import Inliner
 from ddlog.check.patterns import (check_exhaustive, check_pattern, lookup_ctor, normalize_fields,
                             option_ctor)
 from ddlog.check.resolve import Decls
-from ddlog.builtins.typing import type_builtin, type_group_method
 from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Scope, error,
                           flexible, mismatch, type_literal)
 from ddlog.types import (BOOL, STRING, TFunc, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
@@ -182,17 +182,11 @@ class ExprChecker:
         f = self.decls.functions.get(e.func)
         if f is not None:
             return self._user_call(e, f, sc)
-        n = len(e.args)
-        # min/max are both two-argument functions and group methods: the count decides.
-        is_group = e.func in GROUP_METHODS and (e.func not in FUNCTIONS
-                                                or n == 1 + GROUP_METHODS[e.func])
-        if is_group:
-            e.ty = type_group_method(self, e, sc, hint)
-            return e
-        if e.func in FUNCTIONS:
-            e.ty = type_builtin(self, e, sc, hint)
-            return e
-        raise error(f"unknown function '{e.func}'", e.span)
+        builtin = lookup(e.func, len(e.args))
+        if builtin is None:
+            raise error(f"unknown function '{e.func}'", e.span)
+        e.ty = type_call(self, e, sc, builtin, hint)
+        return e
 
     def _user_call(self, e: ast.Call, f, sc: Scope) -> ast.Expr:
         sig = ", ".join(f"{n}: {t}" for n, t in f.params)

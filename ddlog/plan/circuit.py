@@ -1,13 +1,15 @@
-"""The circuit IR: what each stratum compiles to (DESIGN 4, 003_… "compiling rules").
+"""The circuit IR: what each stratum compiles to, one node per operator, as the DDlog chapter
+of the DBSP paper compiles rules (ddlog/plan/compile.py).
 
 A `Circuit` is a list of operator nodes in topological order. Every node produces a Z-set stream;
 in a recursive stratum the streams are nested (time = (epoch, iteration)) and carry double
-deltas. The IR is plain data; `ddlog/compiler.py` builds it, `ddlog/explain.py` prints it and
-`runtime/stratum.py` executes it on Spark.
+deltas. The IR is plain data; ddlog/plan/compile.py builds it, ddlog/plan/explain.py prints it
+and runtime/stratum.py executes it on Spark: it is the one contract between the language and
+the runtime.
 
 Columns: a relation's stream has columns c0..cN; a valuation has one column `v_<var>` per bound
-variable (plus temporary join-key columns `k<N>`). Expressions are typed AST expressions
-(`ddlog.ast.Expr`) in which a `Var(x)` reads column `v_x`, or `Col(name)` for a raw column.
+variable (plus temporary join-key columns `k<N>`). Expressions are ddlog/plan/exprs.py's, in
+which a rule's variable `x` is the column `Col("v_x")`.
 
 Operators and their incremental forms:
 - Import (δ₀): a relation of a lower stratum (or an input). Its double delta is the relation's
@@ -23,26 +25,12 @@ Operators and their incremental forms:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
-from ddlog.syntax import ast
+from ddlog.plan.exprs import Col, Expr, var_col
 from ddlog.types import Type
 
-
-@dataclass(frozen=True)
-class Col:
-    """A raw column reference inside an IR expression."""
-
-    name: str
-    ty: Type
-
-
-IRExpr = Union[ast.Expr, Col]
-
-
-def var_col(name: str) -> str:
-    """The column holding variable `name` in a valuation."""
-    return f"v_{name}"
+IRExpr = Expr  # the expressions nodes compute (ddlog/plan/exprs.py)
+__all__ = ["Col", "IRExpr", "var_col"]  # and the node classes below
 
 
 @dataclass

@@ -20,7 +20,8 @@ from ddlog.plan.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap
                            IRExpr, Join, Node, Output, Select, Union_, var_col)
 from ddlog.limits import recursion_room
 from ddlog.plan.normalize import UNIT, group_key_type, normalize
-from ddlog.types import TGroup, TSet, TVec, Type
+from ddlog.plan.exprs import Binary, lower
+from ddlog.types import BOOL, TGroup, TSet, TVec, Type
 from ddlog.plan.strata import Stratum, stratify_rules
 
 
@@ -88,9 +89,9 @@ def pattern_vars(p: ast.Pattern) -> frozenset[str]:
     return frozenset()
 
 
-def _eq(a: IRExpr, b: IRExpr, ty: Type, span) -> ast.BinOp:
-    from ddlog.types import BOOL
-    return ast.BinOp("==", a, b, span, ty=BOOL)
+def _eq(a, b) -> IRExpr:
+    """`a == b` as an IR filter (`b` may still be an AST expression)."""
+    return Binary("==", lower(a), lower(b), BOOL)
 
 
 class _Builder:
@@ -141,14 +142,14 @@ class _Builder:
                 continue
             if isinstance(arg, ast.Var) and arg.name not in bound:
                 if arg.name in fresh:
-                    filters.append(_eq(c, fresh[arg.name], types[k], arg.span))
+                    filters.append(_eq(c, fresh[arg.name]))
                 else:
                     fresh[arg.name] = c
                     outputs.append((var_col(arg.name), c))
                 continue
             fv = free_vars(arg)
             if not fv:
-                filters.append(_eq(c, arg, types[k], arg.span))
+                filters.append(_eq(c, arg))
             else:  # a bound variable, or an expression over bound variables: a join key
                 key = self.fresh_key()
                 right_keys.append(key)
@@ -165,7 +166,7 @@ class _Builder:
                 names.append(var_col(e.name))
             else:
                 names.append(key)
-                extra.append((key, e))
+                extra.append((key, lower(e)))
         if extra:
             schema = list(self.schema(cur)) + [(k, e.ty) for k, e in extra]
             identity = [(n, Col(n, t)) for n, t in self.schema(cur)]
@@ -216,20 +217,20 @@ class _Builder:
             if isinstance(item, ast.BodyAtom):
                 cur = self.negative(cur, item.atom, bound)
             elif isinstance(item, ast.BodyCond):
-                cur = self.add(Select, self.schema(cur), input=cur, filters=[item.expr],
+                cur = self.add(Select, self.schema(cur), input=cur, filters=[lower(item.expr)],
                                outputs=identity, label="filter")
             elif isinstance(item, ast.BodyAssign):
                 bound[item.var] = item.expr.ty
                 cur = self.add(Select, list(self.schema(cur)) + [(var_col(item.var),
                                                                    item.expr.ty)],
-                               input=cur, outputs=identity + [(var_col(item.var), item.expr)],
+                               input=cur, outputs=identity + [(var_col(item.var), lower(item.expr))],
                                label=f"var {item.var}")
             elif isinstance(item, ast.BodyFlatMap):
                 t = item.expr.ty
                 elem = t.elem if isinstance(t, (TVec, TSet)) else t
                 bound[item.var] = elem
                 cur = self.add(FlatMap, list(self.schema(cur)) + [(var_col(item.var), elem)],
-                               input=cur, column=var_col(item.var), expr=item.expr)
+                               input=cur, column=var_col(item.var), expr=lower(item.expr))
             elif isinstance(item, ast.BodyGroupBy):
                 key_t = group_key_type(item.keys)
                 g_t = TGroup(key_t, item.expr.ty)
@@ -240,14 +241,14 @@ class _Builder:
                 for k in item.keys:
                     bound[k.name] = k.ty
                 bound[item.var] = g_t
-                cur = self.add(GroupBy, schema, input=cur, keys=keys, elem=item.expr,
+                cur = self.add(GroupBy, schema, input=cur, keys=keys, elem=lower(item.expr),
                                column=var_col(item.var), key_type=key_t)
             else:  # pragma: no cover - the parser produces no other items
                 raise TypeError(item)
         if cur is None:
             cur = self.unit()
         info = self.relations[rule.head.relation]
-        outputs = [(f"c{k}", e) for k, e in enumerate(rule.head.args)]
+        outputs = [(f"c{k}", lower(e)) for k, e in enumerate(rule.head.args)]
         schema = [(f"c{k}", t) for k, t in enumerate(info.column_types)]
         return self.add(Select, schema, input=cur, outputs=outputs,
                         label=f"head {rule.head.relation}")

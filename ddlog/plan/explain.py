@@ -1,8 +1,8 @@
 """Renders circuits as text (`ddlog explain`) and as Graphviz DOT (`--dot`)."""
 from __future__ import annotations
 
-from ddlog.syntax import ast
-from ddlog.plan.circuit import (AntiJoin, Col, Delay, Distinct, FlatMap, GroupBy, Import,
+from ddlog.plan import exprs as ir
+from ddlog.plan.circuit import (AntiJoin, Delay, Distinct, FlatMap, GroupBy, Import,
                            Join, Negate, Node, Output, Select, Union_)
 from ddlog.plan.compile import CompiledProgram
 from ddlog.limits import recursion_room
@@ -10,41 +10,43 @@ from ddlog.limits import recursion_room
 
 def show_expr(e) -> str:
     """A compact, readable form of an IR expression."""
-    if isinstance(e, Col):
+    if isinstance(e, (ir.Col, ir.Ref)):
         return e.name
-    if isinstance(e, ast.Var):
-        return e.name
-    if isinstance(e, ast.Lit):
-        return repr(e.value) if e.kind == "string" else str(e.value).lower() \
-            if e.kind == "bool" else str(e.value)
-    if isinstance(e, ast.BinOp):
+    if isinstance(e, ir.Const):
+        if e.value is None:
+            return "None"
+        if isinstance(e.value, bool):
+            return str(e.value).lower()
+        return repr(e.value) if isinstance(e.value, str) else str(e.value)
+    if isinstance(e, ir.Binary):
         return f"({show_expr(e.left)} {e.op} {show_expr(e.right)})"
-    if isinstance(e, ast.UnOp):
-        return f"{e.op} {show_expr(e.operand)}"
-    if isinstance(e, ast.Call):
-        if e.method:
-            return f"{show_expr(e.args[0])}.{e.func}({', '.join(map(show_expr, e.args[1:]))})"
-        return f"{e.func}({', '.join(map(show_expr, e.args))})"
-    if isinstance(e, ast.FieldAccess):
-        return f"{show_expr(e.expr)}.{e.name}"
-    if isinstance(e, ast.TupleLit):
+    if isinstance(e, ir.Unary):
+        return f"{e.op} {show_expr(e.arg)}"
+    if isinstance(e, ir.Call):
+        if e.group:
+            return f"{show_expr(e.args[0])}.{e.name}({', '.join(map(show_expr, e.args[1:]))})"
+        return f"{e.name}({', '.join(map(show_expr, e.args))})"
+    if isinstance(e, ir.Field):
+        return f"{show_expr(e.arg)}.{e.name}"
+    if isinstance(e, ir.Tuple):
         return "(" + ", ".join(map(show_expr, e.items)) + ")"
-    if isinstance(e, ast.VecLit):
+    if isinstance(e, ir.Vec):
         return "[" + ", ".join(map(show_expr, e.items)) + "]"
-    if isinstance(e, ast.Lambda):
+    if isinstance(e, ir.Lambda):
         return f"|{e.param}| {show_expr(e.body)}"
-    if isinstance(e, ast.StructLit):
-        return e.ctor + ("{" + ", ".join(show_expr(v) for _, v in e.fields) + "}"
-                         if e.fields else "")
-    if isinstance(e, ast.Interp):
+    if isinstance(e, ir.Struct):
+        return e.ctor + ("{" + ", ".join(map(show_expr, e.fields)) + "}" if e.fields else "")
+    if isinstance(e, ir.Some):
+        return "Some{" + show_expr(e.arg) + "}"
+    if isinstance(e, ir.Interp):
         return '"' + "".join(p if isinstance(p, str) else "${" + show_expr(p) + "}"
                              for p in e.parts) + '"'
-    if isinstance(e, ast.IfExpr):
+    if isinstance(e, ir.If):
         return f"if {show_expr(e.cond)} {show_expr(e.then)} else {show_expr(e.other)}"
-    if isinstance(e, ast.Cast):
-        return f"({show_expr(e.expr)} as {e.ty})"
-    if isinstance(e, ast.MatchExpr):
-        return f"match ({show_expr(e.scrutinee)}) {{..}}"
+    if isinstance(e, ir.Cast):
+        return f"({show_expr(e.arg)} as {e.ty})"
+    if isinstance(e, ir.Match):
+        return f"match ({show_expr(e.arg)}) {{..}}"
     return type(e).__name__
 
 

@@ -126,10 +126,8 @@ def relation_text(info: RelationInfo, rows: list[tuple], fmt: str) -> str:
 
 
 def _plain(v: Any) -> Any:
-    """A Spark value as JSON-friendly Python."""
-    from pyspark.sql import Row
-
-    if isinstance(v, Row):
+    """A Spark value as JSON-friendly Python (a Spark Row, a struct, is known by asDict)."""
+    if hasattr(v, "asDict"):
         return {k: _plain(x) for k, x in v.asDict().items()}
     if isinstance(v, dict):
         return {str(k): _plain(x) for k, x in v.items()}

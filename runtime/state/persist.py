@@ -90,5 +90,5 @@ def attach(traces: dict[str, Trace], manifest: Manifest, state: StateDir, spark,
             raise StateError(f"{state.file(MANIFEST)} is damaged: trace {name} has columns "
                              f"{', '.join(schema.names)}, not {', '.join(t.columns)}")
         t.batches = [Batch(spark.read.schema(schema).parquet(state.file(b.path)), b.lo, b.hi,
-                           b.rows, b.path, dict(b.files)) for b in entry.batches]
+                           b.rows, path=b.path, files=dict(b.files)) for b in entry.batches]
         t.iters = set(entry.iters)

@@ -1,0 +1,65 @@
+"""One open transaction: the updates a commit will apply, per relation and in order."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ddlog.app.database import Database
+
+
+class _Clear:
+    """`clear R;`: every row committed so far goes; updates after it still apply."""
+
+
+CLEAR = _Clear()
+
+
+class Transaction:
+    """The updates of one open transaction, per relation and in order. Updates of single rows
+    are folded as they come (the last update of a row decides, as the engine's set semantics
+    would), so a long stream of inserts becomes two DataFrames, not one per row."""
+
+    def __init__(self) -> None:
+        self.steps: dict[str, list[Any]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.steps)
+
+    def insert(self, relation: str, row: tuple) -> None:
+        self._rows(relation)[row] = 1
+
+    def delete(self, relation: str, row: tuple) -> None:
+        self._rows(relation)[row] = -1
+
+    def clear(self, relation: str) -> None:
+        self.steps[relation] = [CLEAR]  # what came before in this transaction is moot
+
+    def add_frame(self, relation: str, sign: int, df) -> None:
+        """Rows given as a DataFrame with columns c0..cN (a source, a diff)."""
+        self.steps.setdefault(relation, []).append((sign, df))
+
+    def _rows(self, relation: str) -> dict[tuple, int]:
+        steps = self.steps.setdefault(relation, [])
+        if not steps or not isinstance(steps[-1], dict):
+            steps.append({})
+        return steps[-1]
+
+    def updates(self, db: "Database") -> dict[str, list[tuple[int, Any]]]:
+        """The engine's form: relation -> [(+1 | -1, DataFrame c0..cN), ...] in order."""
+        out: dict[str, list[tuple[int, Any]]] = {}
+        for rel, steps in self.steps.items():
+            info = db.relations[rel]
+            ups: list[tuple[int, Any]] = []
+            for step in steps:
+                if step is CLEAR:
+                    ups.append((-1, db.value_frame(rel)))
+                elif isinstance(step, dict):
+                    for sign in (1, -1):
+                        rows = [r for r, s in step.items() if s == sign]
+                        if rows:
+                            ups.append((sign, db.rows_frame(info, rows)))
+                else:
+                    ups.append(step)
+            if ups:
+                out[rel] = ups
+        return out

@@ -1,0 +1,63 @@
+"""What a built-in function or group method is: one `Builtin` entry holds everything about it,
+its signature, its type rule, its lowering to Spark Columns and its meaning on Python values.
+
+The entries know no checker, no Spark and no oracle: each stage hands them what they need.
+- The type rule gets an `Args` (ddlog/check/exprs.py makes one per call) and returns the
+  result type, typing the arguments through it.
+- The Spark lowering gets a `Lowering` toolkit (runtime/expr.py makes it; it carries
+  pyspark.sql.functions as `F` and the helpers every lowering shares), the arguments as
+  Columns (a lambda argument as a Column -> Column function), their types and the result type.
+- The Python meaning gets the argument values (a lambda as a Python function), their types and
+  the result type; tests/oracle evaluates with it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Protocol
+
+if TYPE_CHECKING:
+    from ddlog.types import Type
+
+
+class Args(Protocol):
+    """A call being typed, as a type rule sees it (argument 0 is the receiver of a method)."""
+
+    def count(self) -> int: ...
+    def infer(self, i: int, hint: "Type | None" = None) -> "Type": ...
+    def check(self, i: int, t: "Type") -> "Type": ...
+    def want(self, i: int, ok: bool, desc: str) -> None: ...
+    def flexible(self, i: int) -> bool: ...
+    def same(self, hint: "Type | None", ok: Callable[["Type"], bool], desc: str) -> "Type": ...
+    def lambda_body(self, i: int, param: "Type") -> "Type": ...
+    def fail(self, message: str, i: int | None = None) -> NoReturn: ...
+
+
+class Lowering(Protocol):
+    """The Spark toolkit a lowering uses (runtime/expr.py provides it)."""
+
+    F: Any  # pyspark.sql.functions
+
+    def lit(self, value: Any, t: "Type") -> Any: ...
+    def wrap(self, c: Any, t: "Type") -> Any: ...
+    def compare(self, a: Any, b: Any, op: str, t: "Type") -> Any: ...
+    def to_string(self, c: Any, t: "Type") -> Any: ...
+    def canonical_set(self, arr: Any) -> Any: ...
+
+
+TypeRule = Callable[[Args, "Type | None"], "Type"]
+SparkFn = Callable[[Lowering, list, list, "Type"], Any]
+PythonFn = Callable[[list, list, "Type"], Any]
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """One built-in function (`f(x, y)` or `x.f(y)`) or group method (`g.f(...)`)."""
+
+    name: str
+    arity: int  # arguments, the receiver included
+    signature: str  # shown in messages
+    meaning: str  # one line, for the documentation
+    type_rule: TypeRule
+    spark: SparkFn
+    python: PythonFn
+    group: bool = False  # a method of Group<K, V> (bound by group_by)

@@ -1,0 +1,166 @@
+"""The built-in functions: each is one `Builtin` (ddlog/builtins/base.py) with its signature,
+type rule, Spark lowering and Python meaning side by side. Any of them may be called as a
+function `f(x, y)` or as a method `x.f(y)`.
+
+Adding a function is adding an entry to FUNCTIONS (and its tests).
+"""
+from __future__ import annotations
+
+from ddlog.builtins.base import Args, Builtin
+from ddlog.types import BIGINT, BOOL, STRING, TOption, TSet, TVec, Type, is_numeric, is_scalar
+from ddlog.values.ops import LOWER, UPPER, compare, fix_number, render
+
+
+def _is_collection(t: Type) -> bool:
+    return t == STRING or isinstance(t, (TVec, TSet))
+
+
+# -- type rules ------------------------------------------------------------------------------
+
+
+def _len_type(a: Args, hint) -> Type:
+    a.want(0, _is_collection(a.infer(0)), "string, Vec<T> or Set<T>")
+    return BIGINT
+
+
+def _contains_type(a: Args, hint) -> Type:
+    t = a.infer(0)
+    a.want(0, _is_collection(t), "string, Vec<T> or Set<T>")
+    a.check(1, STRING if t == STRING else t.elem)
+    return BOOL
+
+
+def _option_test_type(a: Args, hint) -> Type:
+    a.want(0, isinstance(a.infer(0), TOption), "Option<T>")
+    return BOOL
+
+
+def _unwrap_or_type(a: Args, hint) -> Type:
+    if a.flexible(0) and not a.flexible(1):
+        # `None.unwrap_or(x)`: the default decides T.
+        t = a.infer(1, hint)
+        a.check(0, TOption(t))
+        return t
+    t = a.infer(0, TOption(hint) if hint is not None else None)
+    a.want(0, isinstance(t, TOption), "Option<T>")
+    return a.check(1, t.elem)
+
+
+def _to_string_type(a: Args, hint) -> Type:
+    a.want(0, is_scalar(a.infer(0)), "bool, an integer, a float or string")
+    return STRING
+
+
+def _abs_type(a: Args, hint) -> Type:
+    t = a.infer(0, hint if is_numeric(hint) else None)
+    a.want(0, is_numeric(t), "an integer or float")
+    return t
+
+
+def _min_max_type(a: Args, hint) -> Type:
+    return a.same(hint, is_scalar, "two values of one scalar type")
+
+
+def _push_type(a: Args, hint) -> Type:
+    if a.flexible(0) and not a.flexible(1):
+        return a.check(0, TVec(a.infer(1)))  # `[].push(x)`
+    t = a.infer(0, hint if isinstance(hint, TVec) else None)
+    a.want(0, isinstance(t, TVec), "Vec<T>")
+    a.check(1, t.elem)
+    return t
+
+
+def _fixed(*types: Type, result: Type):
+    def rule(a: Args, hint) -> Type:
+        for i, t in enumerate(types):
+            a.check(i, t)
+        return result
+    return rule
+
+
+# -- Spark lowerings that need more than one line ---------------------------------------------
+
+
+def _substr_spark(sx, args, types, ty):
+    F = sx.F
+    s, lo, hi = args
+    n = F.length(s).cast("long")
+    start = F.least(F.greatest(lo, F.lit(0)), n)
+    end = F.least(F.greatest(hi, start), n)
+    return s.substr((start + 1).cast("int"), (end - start).cast("int"))
+
+
+def _substr_python(args, types, ty):
+    s, start, end = args
+    start = min(max(start, 0), len(s))
+    end = min(max(end, start), len(s))
+    return s[start:end]
+
+
+def _len_spark(sx, args, types, ty):
+    F = sx.F
+    return (F.length(args[0]) if types[0] == STRING else F.size(args[0])).cast("long")
+
+
+def _contains_spark(sx, args, types, ty):
+    if types[0] == STRING:
+        return args[0].contains(args[1])
+    return sx.F.array_contains(args[0], args[1])
+
+
+FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
+    Builtin("len", 1, "len(string | Vec<T> | Set<T>) -> bigint",
+            "characters of a string / elements of a Vec or Set",
+            _len_type, _len_spark, lambda a, ts, t: len(a[0])),
+    Builtin("contains", 2, "contains(string, string) -> bool, contains(Vec<T> | Set<T>, T) -> bool",
+            "substring test on strings, membership on Vec and Set",
+            _contains_type, _contains_spark, lambda a, ts, t: a[1] in a[0]),
+    Builtin("is_some", 1, "is_some(Option<T>) -> bool", "whether the option holds a value",
+            _option_test_type, lambda sx, a, ts, t: a[0].isNotNull(),
+            lambda a, ts, t: a[0] is not None),
+    Builtin("is_none", 1, "is_none(Option<T>) -> bool", "whether the option is None",
+            _option_test_type, lambda sx, a, ts, t: a[0].isNull(),
+            lambda a, ts, t: a[0] is None),
+    Builtin("unwrap_or", 2, "unwrap_or(Option<T>, T) -> T",
+            "the value, or the default when None",
+            _unwrap_or_type, lambda sx, a, ts, t: sx.F.coalesce(a[0], a[1]),
+            lambda a, ts, t: a[1] if a[0] is None else a[0]),
+    Builtin("to_string", 1, "to_string(bool | integer | float | string) -> string",
+            "the text `\"${x}\"` gives",
+            _to_string_type, lambda sx, a, ts, t: sx.to_string(a[0], ts[0]),
+            lambda a, ts, t: render(a[0], ts[0])),
+    Builtin("abs", 1, "abs(N) -> N, N an integer or float type", "absolute value (wraps)",
+            _abs_type, lambda sx, a, ts, t: sx.wrap(sx.F.abs(a[0]), t),
+            lambda a, ts, t: fix_number(abs(a[0]), t)),
+    Builtin("min", 2, "min(T, T) -> T, T a scalar type", "the smaller of two values",
+            _min_max_type,
+            lambda sx, a, ts, t: sx.F.when(sx.compare(a[0], a[1], "<=", ts[0]), a[0])
+            .otherwise(a[1]),
+            lambda a, ts, t: a[0] if not compare("<", a[1], a[0]) else a[1]),
+    Builtin("max", 2, "max(T, T) -> T, T a scalar type", "the larger of two values",
+            _min_max_type,
+            lambda sx, a, ts, t: sx.F.when(sx.compare(a[0], a[1], ">=", ts[0]), a[0])
+            .otherwise(a[1]),
+            lambda a, ts, t: a[0] if not compare(">", a[1], a[0]) else a[1]),
+    Builtin("starts_with", 2, "starts_with(string, string) -> bool", "prefix test",
+            _fixed(STRING, STRING, result=BOOL), lambda sx, a, ts, t: a[0].startswith(a[1]),
+            lambda a, ts, t: a[0].startswith(a[1])),
+    Builtin("ends_with", 2, "ends_with(string, string) -> bool", "suffix test",
+            _fixed(STRING, STRING, result=BOOL), lambda sx, a, ts, t: a[0].endswith(a[1]),
+            lambda a, ts, t: a[0].endswith(a[1])),
+    Builtin("to_uppercase", 1, "to_uppercase(string) -> string", "ASCII upper case",
+            _fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.upper(a[0]),
+            lambda a, ts, t: a[0].translate(UPPER)),
+    Builtin("to_lowercase", 1, "to_lowercase(string) -> string", "ASCII lower case",
+            _fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.lower(a[0]),
+            lambda a, ts, t: a[0].translate(LOWER)),
+    Builtin("trim", 1, "trim(string) -> string", "without leading and trailing spaces",
+            _fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.trim(a[0]),
+            lambda a, ts, t: a[0].strip(" ")),
+    Builtin("substr", 3, "substr(string, bigint, bigint) -> string",
+            "characters [start, end), 0-based, clamped to the string",
+            _fixed(STRING, BIGINT, BIGINT, result=STRING), _substr_spark, _substr_python),
+    Builtin("push", 2, "push(Vec<T>, T) -> Vec<T>", "the Vec with one element appended",
+            _push_type, lambda sx, a, ts, t: sx.F.concat(a[0], sx.F.array(a[1])),
+            lambda a, ts, t: a[0] + (a[1],)),
+]}

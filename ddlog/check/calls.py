@@ -1,0 +1,101 @@
+"""Typing a call of a built-in function or group method: the entry's type rule
+(ddlog/builtins/) does the work through `CallArgs`, which types the call's arguments in place
+with the expression checker and words every message with the function and its signature.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, NoReturn
+
+from ddlog.builtins import Builtin
+from ddlog.check.scope import Scope, error, flexible
+from ddlog.syntax import ast
+from ddlog.types import TFunc, TGroup, Type
+
+if TYPE_CHECKING:
+    from ddlog.check.exprs import ExprChecker
+
+
+class CallArgs:
+    """One call being typed (receiver first in `args`); implements ddlog.builtins.Args."""
+
+    def __init__(self, ck: "ExprChecker", call: ast.Call, sc: Scope, builtin: Builtin):
+        self.ck, self.call, self.sc, self.sig = ck, call, sc, builtin.signature
+        self.spans = [a.span for a in call.args]  # original spans, before any inlining
+
+    def count(self) -> int:
+        return len(self.call.args)
+
+    def argname(self, i: int) -> str:
+        if self.call.method:
+            return "the receiver" if i == 0 else f"argument {i}"
+        return f"argument {i + 1}"
+
+    def arity(self, n: int) -> None:
+        """Require `n` arguments (receiver included)."""
+        found = len(self.call.args)
+        if found == n:
+            return
+        f = self.call.func
+        if self.call.method:
+            msg = (f"method '{f}' expects {n - 1} argument{'' if n == 2 else 's'} after the "
+                   f"receiver, found {found - 1}")
+        else:
+            msg = f"function '{f}' expects {n} argument{'' if n == 1 else 's'}, found {found}"
+        raise error(f"{msg}: {self.sig}", self.call.span)
+
+    def infer(self, i: int, hint: Type | None = None) -> Type:
+        if self.call.args[i].ty is None:
+            self.call.args[i] = self.ck.infer(self.call.args[i], self.sc, hint)
+        return self.call.args[i].ty
+
+    def check(self, i: int, t: Type) -> Type:
+        what = f"{self.argname(i)} of '{self.call.func}'"
+        self.call.args[i] = self.ck.check(self.call.args[i], self.sc, t, what)
+        return t
+
+    def want(self, i: int, ok: bool, desc: str) -> None:
+        if not ok:
+            t = self.call.args[i].ty
+            raise error(f"function '{self.call.func}' expects {desc} as {self.argname(i)}, "
+                        f"found {t}: {self.sig}", self.spans[i])
+
+    def flexible(self, i: int) -> bool:
+        return flexible(self.call.args[i])
+
+    def same(self, hint: Type | None, ok: Callable[[Type], bool], desc: str) -> Type:
+        def validate(t: Type, span) -> None:
+            if not ok(t):
+                raise error(f"function '{self.call.func}' expects {desc}, found {t}: "
+                            f"{self.sig}", span)
+        what = f"arguments of '{self.call.func}'"
+        self.call.args[:] = self.ck.infer_same([(a, self.sc) for a in self.call.args], hint,
+                                               validate, what)
+        return self.call.args[0].ty
+
+    def lambda_body(self, i: int, param: Type) -> Type:
+        lam = self.call.args[i]
+        if not isinstance(lam, ast.Lambda):
+            raise error(f"function '{self.call.func}' expects a lambda `|v| ...` as "
+                        f"{self.argname(i)}: {self.sig}", lam.span)
+        lam.body = self.ck.infer(lam.body, self.sc.extend({lam.param: param}))
+        lam.ty = TFunc(param, lam.body.ty)
+        return lam.body.ty
+
+    def fail(self, message: str, i: int | None = None) -> NoReturn:
+        span = self.call.span
+        if i is not None:
+            arg = self.call.args[i]
+            span = arg.body.span if isinstance(arg, ast.Lambda) else self.spans[i]
+        if not message.startswith("function"):
+            message = f"function '{self.call.func}' {message}"
+        raise error(f"{message}: {self.sig}", span)
+
+
+def type_call(ck: "ExprChecker", call: ast.Call, sc: Scope, builtin: Builtin,
+              hint: Type | None) -> Type:
+    """The result type of a call of `builtin`, its arguments typed in place."""
+    a = CallArgs(ck, call, sc, builtin)
+    a.arity(builtin.arity)
+    if builtin.group:
+        a.want(0, isinstance(a.infer(0), TGroup), "a Group (bound by group_by)")
+    return builtin.type_rule(a, hint)
