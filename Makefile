@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-fast bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q tests
+
+# the JVM-free tier (parser, checker, planner, oracle, layout): seconds
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/reachability.py

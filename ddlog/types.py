@@ -1,7 +1,9 @@
 """Semantic types of the dialect (what the type checker computes; resolved, no aliases left).
 
-These are plain frozen dataclasses, so they hash and compare structurally. The Spark mapping
-(DESIGN 5) lives in runtime/; the Python value representation in ddlog/values.py.
+These are plain frozen dataclasses, so they hash and compare structurally. What a type means
+to each part of the system is a TypeMapping (below): the Spark mapping lives in
+runtime/schema.py, the Python value representation in ddlog/values/. The relations' schemas
+(RelationInfo) are here too, as every layer reads them.
 """
 from __future__ import annotations
 
@@ -161,6 +163,36 @@ PRIMITIVES: dict[str, Type] = {
     "usize": TInt(False, 64),
     **{f"u{n}": TInt(False, n) for n in (8, 16, 32, 64, 128)},
     **{f"s{n}": TInt(True, n) for n in (8, 16, 32, 64, 128)},
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Type mappings
+
+
+class TypeMapping:
+    """What each kind of type means to one part of the system, in one class: one method per
+    kind (`on_int(t, ...)`, `on_vec(t, ...)`, ...), called as `mapping(t, ...)`. A mapping
+    lists in `UNSUPPORTED` the kinds that have no meaning for it (their method raises);
+    tests/unit/test_types.py checks that every mapping decides about every kind, so a new
+    kind of type (Map, say) cannot be forgotten in one of them."""
+
+    UNSUPPORTED: frozenset[str] = frozenset()
+
+    def __call__(self, t: Type, *args, **kwargs):
+        method = getattr(self, KIND_METHODS[type(t)], None)
+        if method is None:
+            return self.unsupported(t, *args, **kwargs)
+        return method(t, *args, **kwargs)
+
+    def unsupported(self, t: Type, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__}: no meaning for values of type {t}")
+
+
+KIND_METHODS: dict[type, str] = {
+    TBool: "on_bool", TString: "on_string", TInt: "on_int", TFloat: "on_float",
+    TTuple: "on_tuple", TVec: "on_vec", TSet: "on_set", TOption: "on_option",
+    TStruct: "on_struct", TGroup: "on_group", TFunc: "on_func",
 }
 
 

@@ -5,8 +5,9 @@ sets: inserting a present row or deleting an absent one changes nothing), runs e
 once, and only when all of them succeeded folds the epoch into the traces (`past += cur`). A
 failure anywhere drops this epoch's `cur` and leaves the state exactly as it was before.
 
-Besides the traces the strata read, each output relation keeps its value as a flat spine of
-batches (no iterations), so that reading it never sums a nested trace. Every trace has a name
+Besides the traces the strata read, with durable state (`keep_values`) each output relation
+keeps its value as a flat spine of batches (no iterations), so that a reader of the state
+(`ddlog query`) never sums a nested trace. Every trace has a name
 (`all_traces`), which durable state (runtime/state) uses to store and re-attach it; the names
 are made here and in runtime/stratum.py only.
 """
@@ -42,7 +43,7 @@ def value_trace(name: str) -> str:
 
 class Engine:
     def __init__(self, compiled: CompiledProgram, spark: SparkSession,
-                 config: Config = DEFAULT):
+                 config: Config = DEFAULT, keep_values: bool = False):
         self.compiled = compiled
         self.spark = spark
         self.config = config
@@ -50,9 +51,11 @@ class Engine:
         self.traces: dict[str, Trace] = {
             name: Trace([col_name(k) for k in range(info.arity)], config)
             for name, info in compiled.relations.items()}
+        # output relations' values as flat spines, for readers of a durable state
         self.values: dict[str, Trace] = {
             name: Trace([col_name(k) for k in range(info.arity)], config)
-            for name, info in compiled.relations.items() if info.role == "output"}
+            for name, info in compiled.relations.items()
+            if keep_values and info.role == "output"}
         self.strata = [StratumRuntime(c, self.traces, config) for c in compiled.circuits]
         self.iterations: dict[int, int] = {}
 

@@ -1,10 +1,11 @@
-"""DDlog types ↔ Spark types, and DDlog values (ddlog/values.py) ↔ Spark row values.
+"""DDlog types <-> Spark types, and DDlog values (ddlog/values) <-> Spark row values: each
+mapping is one class (ddlog.types.TypeMapping), with one method per kind of type.
 
-Mapping (DESIGN 5): bool→Boolean, string→String, every integer→Long (bigint overflow is an
-error under ANSI mode; bit<N>/signed<N> wrap explicitly), float/double→Float/Double,
-tuples→Struct(_0, _1, ..), Vec/Set→Array (a Set's array is sorted and without duplicates),
-Option<T>→T nullable (None is null), a struct type→Struct of its fields, an enum→Struct(_tag,
-one nested struct per constructor that has fields), Group<K,V>→Struct(key, items: Array<V>).
+bool→Boolean, string→String, every integer→Long (bigint overflow is an error under ANSI mode;
+bit<N>/signed<N> wrap explicitly), float/double→Float/Double, tuples→Struct(_0, _1, ..),
+Vec/Set→Array (a Set's array is sorted and without duplicates), Option<T>→T nullable (None is
+null), a struct type→Struct of its fields, an enum→Struct(_tag, one nested struct per
+constructor that has fields), Group<K,V>→Struct(key, items: Array<V>).
 
 A relation's Z-set frame has its columns named c0..cN (declared names can clash with our own
 `_w`/`_i`); users see the declared names.
@@ -15,8 +16,7 @@ from typing import Any
 
 from pyspark.sql import types as T
 
-from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
-                         TVec, Type)
+from ddlog.types import TInt, TOption, TypeMapping, TStruct, Type
 from ddlog.values import Group, Record, canonical_set
 
 WEIGHT = "_w"
@@ -27,36 +27,52 @@ def col_name(k: int) -> str:
     return f"c{k}"
 
 
-def spark_type(t: Type) -> T.DataType:
-    if isinstance(t, TBool):
+class SparkTypes(TypeMapping):
+    """The Spark type that holds values of a DDlog type."""
+
+    UNSUPPORTED = frozenset({"on_func"})
+
+    def on_bool(self, t):
         return T.BooleanType()
-    if isinstance(t, TString):
+
+    def on_string(self, t):
         return T.StringType()
-    if isinstance(t, TInt):
+
+    def on_int(self, t):
         return T.LongType()
-    if isinstance(t, TFloat):
+
+    def on_float(self, t):
         return T.FloatType() if t.bits == 32 else T.DoubleType()
-    if isinstance(t, TTuple):
-        return T.StructType([T.StructField(f"_{k}", spark_type(it), True)
+
+    def on_tuple(self, t):
+        return T.StructType([T.StructField(f"_{k}", self(it), True)
                              for k, it in enumerate(t.items)])
-    if isinstance(t, (TVec, TSet)):
-        return T.ArrayType(spark_type(t.elem), True)
-    if isinstance(t, TOption):
-        return spark_type(t.elem)
-    if isinstance(t, TStruct):
+
+    def on_vec(self, t):
+        return T.ArrayType(self(t.elem), True)
+
+    on_set = on_vec
+
+    def on_option(self, t):
+        return self(t.elem)
+
+    def on_struct(self, t):
         if not t.is_enum:
-            return T.StructType([T.StructField(n, spark_type(ft), True)
+            return T.StructType([T.StructField(n, self(ft), True)
                                  for n, ft in t.ctors[0].fields])
         fields = [T.StructField("_tag", T.StringType(), False)]
         for c in t.ctors:
             if c.fields:
                 fields.append(T.StructField(c.name, T.StructType(
-                    [T.StructField(n, spark_type(ft), True) for n, ft in c.fields]), True))
+                    [T.StructField(n, self(ft), True) for n, ft in c.fields]), True))
         return T.StructType(fields)
-    if isinstance(t, TGroup):
-        return T.StructType([T.StructField("key", spark_type(t.key), True),
-                             T.StructField("items", T.ArrayType(spark_type(t.elem), True), True)])
-    raise TypeError(f"no Spark type for {t}")
+
+    def on_group(self, t):
+        return T.StructType([T.StructField("key", self(t.key), True),
+                             T.StructField("items", T.ArrayType(self(t.elem), True), True)])
+
+
+spark_type = SparkTypes()
 
 
 def relation_schema(types: tuple[Type, ...] | list[Type], weight: bool = True,
@@ -68,25 +84,38 @@ def relation_schema(types: tuple[Type, ...] | list[Type], weight: bool = True,
     return T.StructType(fields)
 
 
-def to_spark(v: Any, t: Type) -> Any:
-    """A DDlog value as PySpark's createDataFrame expects it for `spark_type(t)`."""
-    if v is None:
-        return None
-    if isinstance(t, (TBool, TString, TInt)):
+class ToSpark(TypeMapping):
+    """A DDlog value as PySpark's createDataFrame expects it for the type's Spark type:
+    `to_spark(v, t)`."""
+
+    UNSUPPORTED = frozenset({"on_func"})
+
+    def __call__(self, t: Type, v: Any) -> Any:
+        return None if v is None else super().__call__(t, v)
+
+    def on_bool(self, t, v):
         return v
-    if isinstance(t, TFloat):
+
+    on_string = on_int = on_bool
+
+    def on_float(self, t, v):
         return float(v)
-    if isinstance(t, TTuple):
-        return tuple(to_spark(x, it) for x, it in zip(v, t.items))
-    if isinstance(t, TVec):
-        return [to_spark(x, t.elem) for x in v]
-    if isinstance(t, TSet):
-        return [to_spark(x, t.elem) for x in canonical_set(v)]
-    if isinstance(t, TOption):
-        return to_spark(v, t.elem)
-    if isinstance(t, TStruct):
+
+    def on_tuple(self, t, v):
+        return tuple(self(it, x) for x, it in zip(v, t.items))
+
+    def on_vec(self, t, v):
+        return [self(t.elem, x) for x in v]
+
+    def on_set(self, t, v):
+        return [self(t.elem, x) for x in canonical_set(v)]
+
+    def on_option(self, t, v):
+        return self(t.elem, v)
+
+    def on_struct(self, t, v):
         ctor = t.ctor(v.ctor)
-        inner = tuple(to_spark(x, ft) for x, (_, ft) in zip(v.values, ctor.fields))
+        inner = tuple(self(ft, x) for x, (_, ft) in zip(v.values, ctor.fields))
         if not t.is_enum:
             return inner
         out: list[Any] = [v.ctor]
@@ -94,81 +123,149 @@ def to_spark(v: Any, t: Type) -> Any:
             if c.fields:
                 out.append(inner if c.name == v.ctor else None)
         return tuple(out)
-    if isinstance(t, TGroup):
-        return (to_spark(v.key, t.key), [to_spark(x, t.elem) for x in v.items])
-    raise TypeError(f"cannot convert a value of type {t}")
+
+    def on_group(self, t, v):
+        return (self(t.key, v.key), [self(t.elem, x) for x in v.items])
+
+
+class FromSpark(TypeMapping):
+    """A value read from a Spark Row, in the DDlog representation: `from_spark(v, t)`."""
+
+    UNSUPPORTED = frozenset({"on_func"})
+
+    def __call__(self, t: Type, v: Any) -> Any:
+        return None if v is None else super().__call__(t, v)
+
+    def on_bool(self, t, v):
+        return v
+
+    on_string = on_int = on_bool
+
+    def on_float(self, t, v):
+        return float(v)
+
+    def on_tuple(self, t, v):
+        return tuple(self(it, v[k]) for k, it in enumerate(t.items))
+
+    def on_vec(self, t, v):
+        return tuple(self(t.elem, x) for x in v)
+
+    def on_set(self, t, v):
+        return canonical_set(self(t.elem, x) for x in v)
+
+    def on_option(self, t, v):
+        return self(t.elem, v)
+
+    def on_struct(self, t, v):
+        if not t.is_enum:
+            c = t.ctors[0]
+            return Record(c.name, tuple(self(ft, v[n]) for n, ft in c.fields))
+        c = t.ctor(v["_tag"])
+        inner = v[c.name] if c.fields else None
+        return Record(c.name, tuple(self(ft, inner[n]) for n, ft in c.fields))
+
+    def on_group(self, t, v):
+        return Group(self(t.key, v["key"]), tuple(self(t.elem, x) for x in v["items"]))
+
+
+_TO_SPARK, _FROM_SPARK = ToSpark(), FromSpark()
+
+
+def to_spark(v: Any, t: Type) -> Any:
+    return _TO_SPARK(t, v)
 
 
 def from_spark(v: Any, t: Type) -> Any:
-    """A value read from a Spark Row, in the DDlog representation."""
-    if v is None:
-        return None
-    if isinstance(t, (TBool, TString, TInt)):
-        return v
-    if isinstance(t, TFloat):
-        return float(v)
-    if isinstance(t, TTuple):
-        return tuple(from_spark(v[k], it) for k, it in enumerate(t.items))
-    if isinstance(t, TVec):
-        return tuple(from_spark(x, t.elem) for x in v)
-    if isinstance(t, TSet):
-        return canonical_set(from_spark(x, t.elem) for x in v)
-    if isinstance(t, TOption):
-        return from_spark(v, t.elem)
-    if isinstance(t, TStruct):
-        if not t.is_enum:
-            c = t.ctors[0]
-            return Record(c.name, tuple(from_spark(v[n], ft) for n, ft in c.fields))
-        c = t.ctor(v["_tag"])
-        inner = v[c.name] if c.fields else None
-        return Record(c.name, tuple(from_spark(inner[n], ft) for n, ft in c.fields))
-    if isinstance(t, TGroup):
-        return Group(from_spark(v["key"], t.key),
-                     tuple(from_spark(x, t.elem) for x in v["items"]))
-    raise TypeError(f"cannot convert a value of type {t}")
+    return _FROM_SPARK(t, v)
 
 
-def invalid_value(c, t: Type):
-    """A Column that is true where `c` holds no value of DDlog type `t` (a null outside an
-    Option, an integer outside bit<N>/signed<N>), or None when every value of the Spark type
-    is valid. Used to check DataFrames given as input, whose Spark types fit but whose values
-    may not."""
-    from pyspark.sql import functions as F
+class InvalidValue(TypeMapping):
+    """A Column that is true where a column holds no value of the DDlog type (a null outside
+    an Option, an integer outside bit<N>/signed<N>, also inside tuples, structs and vectors),
+    or None when every value of the Spark type is valid: `invalid_value(c, t)`. Used to check
+    DataFrames given as input, whose Spark types fit but whose values may not."""
 
+    UNSUPPORTED = frozenset({"on_func", "on_group"})
+
+    def __call__(self, t: Type, x, nullable: bool = False):
+        return super().__call__(t, x, nullable)
+
+    @staticmethod
     def any_of(conds):
-        conds = [x for x in conds if x is not None]
+        conds = [c for c in conds if c is not None]
         if not conds:
             return None
         out = conds[0]
-        for x in conds[1:]:
-            out = out | x
+        for c in conds[1:]:
+            out = out | c
         return out
 
-    def inner(x, ty: Type, nullable: bool):
-        if isinstance(ty, TOption):
-            bad = inner(x, ty.elem, True)
-            return None if bad is None else (x.isNotNull() & bad)
+    def _whole(self, x, nullable: bool, parts: list):
+        """A null where none may be, or a bad part inside a present value."""
         null = None if nullable else x.isNull()
-        if isinstance(ty, TInt) and ty.width is not None and ty.width < 64:
-            lo, hi = (-(1 << (ty.width - 1)), (1 << (ty.width - 1)) - 1) if ty.signed \
-                else (0, (1 << ty.width) - 1)
-            return any_of([null, x.isNotNull() & ((x < lo) | (x > hi))])
-        if isinstance(ty, TTuple):
-            parts = [inner(x.getField(f"_{k}"), it, False) for k, it in enumerate(ty.items)]
-        elif isinstance(ty, (TVec, TSet)):
-            e = inner(F.lit(0), ty.elem, False)  # only to learn whether elements can be bad
-            parts = [] if e is None else [
-                F.coalesce(F.exists(x, lambda y: F.coalesce(inner(y, ty.elem, False),
-                                                             F.lit(False))), F.lit(False))]
-        elif isinstance(ty, TStruct) and not ty.is_enum:
-            parts = [inner(x.getField(n), ft, False) for n, ft in ty.ctors[0].fields]
-        else:
-            parts = []
-        if parts and not nullable:
-            # a null struct is caught by `null`; its fields are null too: look only inside
-            # present structs
-            inside = any_of(parts)
-            return any_of([null, None if inside is None else (x.isNotNull() & inside)])
-        return any_of([null] + parts)
+        inside = self.any_of(parts)
+        if inside is not None and not nullable:
+            # a null struct is caught by `null`; its fields are null too: look inside present
+            # values only
+            inside = x.isNotNull() & inside
+        return self.any_of([null, inside])
 
-    return inner(c, t, False)
+    def on_bool(self, t, x, nullable):
+        return self._whole(x, nullable, [])
+
+    on_string = on_float = on_bool
+
+    def on_int(self, t: TInt, x, nullable):
+        if t.width is None or t.width >= 64:
+            return self._whole(x, nullable, [])
+        lo, hi = (-(1 << (t.width - 1)), (1 << (t.width - 1)) - 1) if t.signed \
+            else (0, (1 << t.width) - 1)
+        return self._whole(x, nullable, [x.isNotNull() & ((x < lo) | (x > hi))])
+
+    def on_option(self, t: TOption, x, nullable):
+        bad = self(t.elem, x, True)
+        return None if bad is None else (x.isNotNull() & bad)
+
+    def on_tuple(self, t, x, nullable):
+        return self._whole(x, nullable, [self(it, x.getField(f"_{k}"))
+                                         for k, it in enumerate(t.items)])
+
+    def on_vec(self, t, x, nullable):
+        from pyspark.sql import functions as F
+
+        if not may_be_invalid(t.elem):
+            return self._whole(x, nullable, [])
+        bad = F.coalesce(F.exists(x, lambda y: F.coalesce(self(t.elem, y), F.lit(False))),
+                         F.lit(False))
+        return self._whole(x, nullable, [bad])
+
+    on_set = on_vec
+
+    def on_struct(self, t: TStruct, x, nullable):
+        if t.is_enum:
+            return self._whole(x, nullable, [])
+        return self._whole(x, nullable, [self(ft, x.getField(n))
+                                         for n, ft in t.ctors[0].fields])
+
+
+class _MayBeInvalid(TypeMapping):
+    """Whether a value of the type's Spark type can fail to be one of the DDlog type (so that
+    a vector's elements are only checked when they can be wrong)."""
+
+    UNSUPPORTED = frozenset({"on_func", "on_group"})
+
+    def on_bool(self, t):
+        return True  # a null
+
+    on_string = on_float = on_int = on_tuple = on_vec = on_set = on_struct = on_bool
+
+    def on_option(self, t):
+        return self(t.elem)
+
+
+_INVALID = InvalidValue()
+may_be_invalid = _MayBeInvalid()
+
+
+def invalid_value(c, t: Type):
+    return _INVALID(t, c)

@@ -1,4 +1,4 @@
-"""The SparkSession the engine runs on, with the local-mode defaults of DESIGN 5.
+"""The SparkSession the engine runs on, with ddlog's local-mode defaults.
 
 Every default can be overridden: settings already present in the user's SparkConf (from
 `spark-defaults.conf`, `PYSPARK_SUBMIT_ARGS`, `--conf`) win over ours, and an existing session is

@@ -1,4 +1,4 @@
-"""Traces: the state of nested streams (DESIGN 4.3).
+"""Traces: the state of nested streams (time = (epoch, fixpoint iteration)).
 
 A stored `Trace` keeps a stream's double deltas keyed by iteration: `past` (summed over all
 finished epochs, one Z-set per iteration) and `cur` (the running epoch). Both are spines of

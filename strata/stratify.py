@@ -4,8 +4,8 @@ A stratum is one strongly connected component of the dependency graph (strata/gr
 are ordered topologically so every relation a stratum reads is complete before it runs; ties are
 broken by declaration order so the order (and every printout of it) is deterministic. A stratum
 is recursive when its component has several relations or a relation that reads itself: those run
-as a fixpoint (nested time: see runtime/stratum.py). A `not` or `group_by` edge inside a component has no stratified
-meaning and is rejected, naming the cycle and the rule.
+as a fixpoint (nested time: see runtime/stratum.py). A `not` or `group_by` edge inside a
+component has no stratified meaning and is rejected, naming the cycle and the rule.
 """
 from __future__ import annotations
 

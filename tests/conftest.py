@@ -1,4 +1,12 @@
-"""Shared fixtures: one SparkSession for the whole test run (DESIGN 8)."""
+"""Shared fixtures, and the tiers (DESIGN 8):
+
+    tests/unit/          no JVM; seconds (`make test-fast`)
+    tests/differential/  the engine against tests/oracle, one SparkSession for the run
+    tests/e2e/           the command line, state directories, crashes (subprocesses)
+
+Tests under differential/ and e2e/ get the marker `spark`; `-m "not spark"` leaves the unit
+tier. Tests marked `slow` take a minute or more each.
+"""
 from __future__ import annotations
 
 import os
@@ -9,6 +17,15 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+_SPARK_TIERS = ("differential", "e2e")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        parts = os.path.relpath(str(item.path), os.path.join(ROOT, "tests")).split(os.sep)
+        if parts[0] in _SPARK_TIERS:
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")

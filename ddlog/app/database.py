@@ -229,7 +229,8 @@ class Database:
             from runtime.engine import Engine
             from runtime.state import attach
 
-            engine = Engine(self.compiled, self.spark, self.config)
+            engine = Engine(self.compiled, self.spark, self.config,
+                            keep_values=self.state is not None)
             if self.manifest is not None:
                 attach(engine.all_traces(), self.manifest, self.state, self.spark)
                 engine.epoch = self.manifest.epoch

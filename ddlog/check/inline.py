@@ -18,35 +18,9 @@ from ddlog.limits import MAX_EXPRESSION_NODES, MAX_NESTING
 from ddlog.check.scope import error
 
 
-def iter_nodes(node) -> Iterator[object]:
-    """Every AST node under `node` (itself included), in source order. Descends into lists and
-    tuples (constructor fields are `(name, expr)` pairs); skips type syntax."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (list, tuple)):
-            stack.extend(reversed(n))
-            continue
-        if not dataclasses.is_dataclass(n) or isinstance(n, (ast.TypeName, ast.BitsType,
-                                                             ast.TupleType)):
-            continue
-        yield n
-        stack.extend(reversed([getattr(n, f.name) for f in dataclasses.fields(n)
-                               if f.name not in ("span", "ty")]))
-
-
-def _children(n) -> list:
-    """The AST nodes directly under `n` (through lists and `(name, expr)` pairs)."""
-    out: list = []
-    stack = [getattr(n, f.name) for f in dataclasses.fields(n) if f.name not in ("span", "ty")]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, (list, tuple)):
-            stack.extend(x)
-        elif dataclasses.is_dataclass(x) and not isinstance(x, (ast.TypeName, ast.BitsType,
-                                                                ast.TupleType)):
-            out.append(x)
-    return out
+def iter_nodes(node: ast.Node) -> Iterator[ast.Node]:
+    """Every AST node under `node` (itself included), in source order."""
+    return node.walk()
 
 
 @dataclass(frozen=True)
@@ -71,12 +45,12 @@ def measure(e) -> Size:
         if isinstance(n, ast.Var):
             count, deepest = uses.get(n.name, (0, 0))
             uses[n.name] = (count + 1, max(deepest, d))
-        stack.extend((c, d + 1) for c in _children(n))
+        stack.extend((c, d + 1) for c in n.children())
     return Size(nodes, depth, uses)
 
 
 def pattern_vars(p: ast.Pattern) -> list[ast.PVar]:
-    return [n for n in iter_nodes(p) if isinstance(n, ast.PVar)]
+    return p.find(ast.PVar)
 
 
 class Inliner:

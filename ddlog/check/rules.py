@@ -2,7 +2,7 @@
 
 Order of work: declarations (ddlog/resolve.py), then functions callees first (rejecting
 recursion; each body is checked once and its own calls inlined), then rules. A rule body is
-checked left to right with an environment `variable -> type` (see DESIGN 4.1): positive atoms
+checked left to right with an environment `variable -> type` : positive atoms
 bind fresh variables, `not` needs bound ones, `var v = e` / `FlatMap` add one variable and
 `group_by` replaces the environment by its keys and the group. The head is checked last,
 against the relation's column types, over the final environment.

@@ -19,7 +19,7 @@ BOOL_OPS = frozenset({"and", "or"})
 BIT_OPS = frozenset({"&", "|", "^"})
 SHIFT_OPS = frozenset({"<<", ">>"})
 
-# Spark stores bigint as a 64-bit long (DESIGN 5), so a bigint literal must fit in one.
+# Spark stores bigint as a 64-bit long (runtime/schema.py), so a bigint literal must fit in one.
 _BIGINT_BITS = 64
 
 

@@ -1,5 +1,5 @@
 """Compiles strata of normalised rules into circuits (ddlog/circuit.py), one rule body term at a
-time, left to right, as 003_… §"Compiling Datalog programs to circuits" describes:
+time, left to right, as the DDlog chapter of the DBSP paper compiles Datalog to circuits:
 
 - a relation atom joins the valuation with the relation on the variables they share (a
   Cartesian product when none, an intersection when all); constants, expressions and repeated
@@ -79,14 +79,7 @@ def free_vars(e: IRExpr) -> set[str]:
 
 
 def pattern_vars(p: ast.Pattern) -> frozenset[str]:
-    if isinstance(p, ast.PVar):
-        return frozenset({p.name})
-    if isinstance(p, ast.PTuple):
-        return frozenset().union(*(pattern_vars(q) for q in p.items)) if p.items else frozenset()
-    if isinstance(p, ast.PCtor):
-        return frozenset().union(*(pattern_vars(q) for _, q in p.fields)) if p.fields \
-            else frozenset()
-    return frozenset()
+    return frozenset(v.name for v in p.find(ast.PVar))
 
 
 def _eq(a, b) -> IRExpr:
@@ -223,7 +216,8 @@ class _Builder:
                 bound[item.var] = item.expr.ty
                 cur = self.add(Select, list(self.schema(cur)) + [(var_col(item.var),
                                                                    item.expr.ty)],
-                               input=cur, outputs=identity + [(var_col(item.var), lower(item.expr))],
+                               input=cur,
+                               outputs=identity + [(var_col(item.var), lower(item.expr))],
                                label=f"var {item.var}")
             elif isinstance(item, ast.BodyFlatMap):
                 t = item.expr.ty

@@ -10,44 +10,22 @@ nodes. runtime/expr.py compiles them to Spark Columns, ddlog/plan/explain.py pri
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Union
+from typing import Any, Callable, Union
 
 from ddlog.builtins import lookup
 from ddlog.syntax import ast
+from ddlog.tree import Node
 from ddlog.types import TOption, TStruct, Type
 
 
-class Node:
-    """Generic traversal over the dataclass fields of IR expressions and patterns."""
-
-    def children(self) -> list["Node"]:
-        out: list[Node] = []
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            items = v if isinstance(v, tuple) else (v,)
-            for x in items:
-                if isinstance(x, tuple):  # a match arm (pattern, body)
-                    out.extend(y for y in x if isinstance(y, Node))
-                elif isinstance(x, Node):
-                    out.append(x)
-        return out
-
-    def walk(self) -> Iterator["Node"]:
-        """This node and every node under it (iteratively, so depth costs no stack)."""
-        stack: list[Node] = [self]
-        while stack:
-            n = stack.pop()
-            yield n
-            stack.extend(reversed(n.children()))
-
-    def find(self, kind: type) -> list:
-        return [n for n in self.walk() if isinstance(n, kind)]
+class IRNode(Node):
+    """An IR expression or pattern (as opposed to a syntax node: both walk as ddlog.tree
+    Nodes)."""
 
 
 @dataclass(frozen=True)
-class Col(Node):
+class Col(IRNode):
     """A column of the row: `v_<var>` for a variable of the rule, `c<k>` for a relation's."""
 
     name: str
@@ -55,7 +33,7 @@ class Col(Node):
 
 
 @dataclass(frozen=True)
-class Ref(Node):
+class Ref(IRNode):
     """A variable bound inside the expression: a lambda parameter or a pattern variable."""
 
     name: str
@@ -63,7 +41,7 @@ class Ref(Node):
 
 
 @dataclass(frozen=True)
-class Const(Node):
+class Const(IRNode):
     """A constant, as a Python value (ddlog/values); None is Option's None."""
 
     value: Any
@@ -71,14 +49,14 @@ class Const(Node):
 
 
 @dataclass(frozen=True)
-class Unary(Node):
+class Unary(IRNode):
     op: str  # '-', '~', 'not'
     arg: "Expr"
     ty: Type
 
 
 @dataclass(frozen=True)
-class Binary(Node):
+class Binary(IRNode):
     op: str  # + - * / % == != < <= > >= and or ++ & | ^ << >>
     left: "Expr"
     right: "Expr"
@@ -86,7 +64,7 @@ class Binary(Node):
 
 
 @dataclass(frozen=True)
-class Call(Node):
+class Call(IRNode):
     """A built-in function or group method (ddlog/builtins), receiver first."""
 
     name: str
@@ -96,20 +74,20 @@ class Call(Node):
 
 
 @dataclass(frozen=True)
-class Lambda(Node):
+class Lambda(IRNode):
     param: str
     body: "Expr"
     ty: Type  # TFunc
 
 
 @dataclass(frozen=True)
-class Cast(Node):
+class Cast(IRNode):
     arg: "Expr"
     ty: Type
 
 
 @dataclass(frozen=True)
-class Field(Node):
+class Field(IRNode):
     """A struct's field, or a tuple's element (`name` is "0", "1", ...)."""
 
     arg: "Expr"
@@ -118,13 +96,13 @@ class Field(Node):
 
 
 @dataclass(frozen=True)
-class Tuple(Node):
+class Tuple(IRNode):
     items: tuple["Expr", ...]
     ty: Type
 
 
 @dataclass(frozen=True)
-class Vec(Node):
+class Vec(IRNode):
     """A Vec literal, or a Set one when `ty` is a Set (then sorted and without duplicates)."""
 
     items: tuple["Expr", ...]
@@ -132,7 +110,7 @@ class Vec(Node):
 
 
 @dataclass(frozen=True)
-class Struct(Node):
+class Struct(IRNode):
     """A value of a user type: constructor `ctor`, its fields in declaration order."""
 
     ctor: str
@@ -141,13 +119,13 @@ class Struct(Node):
 
 
 @dataclass(frozen=True)
-class Some(Node):
+class Some(IRNode):
     arg: "Expr"
     ty: Type
 
 
 @dataclass(frozen=True)
-class If(Node):
+class If(IRNode):
     cond: "Expr"
     then: "Expr"
     other: "Expr"
@@ -155,14 +133,14 @@ class If(Node):
 
 
 @dataclass(frozen=True)
-class Match(Node):
+class Match(IRNode):
     arg: "Expr"
     arms: tuple[tuple["Pattern", "Expr"], ...]
     ty: Type
 
 
 @dataclass(frozen=True)
-class Interp(Node):
+class Interp(IRNode):
     """A string with interpolations: text pieces and scalar expressions."""
 
     parts: tuple[Union[str, "Expr"], ...]
@@ -176,30 +154,30 @@ Expr = Union[Col, Ref, Const, Unary, Binary, Call, Lambda, Cast, Field, Tuple, V
 
 
 @dataclass(frozen=True)
-class PAny(Node):
+class PAny(IRNode):
     ty: Type
 
 
 @dataclass(frozen=True)
-class PBind(Node):
+class PBind(IRNode):
     name: str
     ty: Type
 
 
 @dataclass(frozen=True)
-class PConst(Node):
+class PConst(IRNode):
     value: Any
     ty: Type
 
 
 @dataclass(frozen=True)
-class PTuple(Node):
+class PTuple(IRNode):
     items: tuple["Pattern", ...]
     ty: Type
 
 
 @dataclass(frozen=True)
-class PCtor(Node):
+class PCtor(IRNode):
     """A user constructor, its fields' patterns in declaration order."""
 
     ctor: str
@@ -208,13 +186,13 @@ class PCtor(Node):
 
 
 @dataclass(frozen=True)
-class PSome(Node):
+class PSome(IRNode):
     arg: "Pattern"
     ty: Type
 
 
 @dataclass(frozen=True)
-class PNone(Node):
+class PNone(IRNode):
     ty: Type
 
 
@@ -233,7 +211,7 @@ def var_col(name: str) -> str:
 def lower(e, scope: frozenset[str] = frozenset()) -> Expr:
     """A typed AST expression as IR; `scope` holds the lambda parameters and pattern variables
     around it (every other variable is a column)."""
-    if isinstance(e, Node):  # already IR (the compiler builds some expressions itself)
+    if isinstance(e, IRNode):  # already IR (the compiler builds some expressions itself)
         return e
     return _LOWER[type(e)](e, scope)
 
@@ -267,7 +245,7 @@ def _call(e: ast.Call, scope) -> Expr:
 def _match(e: ast.MatchExpr, scope) -> Expr:
     arms = []
     for arm in e.arms:
-        bound = frozenset(p.name for p in ast_pattern_vars(arm.pattern))
+        bound = frozenset(v.name for v in arm.pattern.find(ast.PVar))
         arms.append((lower_pattern(arm.pattern), lower(arm.body, scope | bound)))
     return Match(lower(e.scrutinee, scope), tuple(arms), e.ty)
 
@@ -289,19 +267,6 @@ _LOWER: dict[type, Callable[[Any, frozenset[str]], Expr]] = {
     ast.Cast: lambda e, s: Cast(lower(e.expr, s), e.ty),
     ast.Lambda: lambda e, s: Lambda(e.param, lower(e.body, s | {e.param}), e.ty),
 }
-
-
-def ast_pattern_vars(p: ast.Pattern) -> list[ast.PVar]:
-    stack, out = [p], []
-    while stack:
-        q = stack.pop()
-        if isinstance(q, ast.PVar):
-            out.append(q)
-        elif isinstance(q, ast.PTuple):
-            stack.extend(q.items)
-        elif isinstance(q, ast.PCtor):
-            stack.extend(x for _, x in q.fields)
-    return out
 
 
 def lower_pattern(p: ast.Pattern) -> Pattern:

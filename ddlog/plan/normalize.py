@@ -1,6 +1,6 @@
 """Rule normal form: rewrites the typed rules into the shape the compiler expects.
 
-`var g = e.group_by(k)` ends a rule's valuation, so a rule is split there (DESIGN 4.1): the part
+`var g = e.group_by(k)` ends a rule's valuation, so a rule is split there: the part
 up to the group_by defines a fresh relation `__G<n>(k.., g)`, and the rest of the rule reads it.
 Afterwards every GroupBy is the last body item of a rule whose head is such a relation, which
 stratification puts in a non-recursive stratum of its own (a cycle through it would be a cycle

@@ -1,7 +1,8 @@
 """The abstract syntax tree of a DDlog program: plain dataclasses with source spans.
 
-The parser (ddlog/parser.py) builds it; the type checker (ddlog/typecheck.py) fills in the `ty`
-field of every expression and pattern in place; later passes only read it.
+The parser (ddlog/syntax/parser.py) builds it; the type checker (ddlog/check/) fills in the `ty`
+field of every expression and pattern in place; later passes only read it (the planner lowers
+expressions to ddlog/plan/exprs.py's IR).
 
 Conventions
 - Every node has `span: Span` as its last field.
@@ -16,14 +17,18 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from ddlog.errors import Span
+from ddlog.tree import Node
 from ddlog.types import Type
+
+__all__ = ["Node"]  # and every node class below; Node (ddlog/tree.py) walks and rebuilds them
+
 
 # ---------------------------------------------------------------------------------------------
 # Type syntax
 
 
 @dataclass
-class TypeName:
+class TypeName(Node):
     """`bool`, `string`, `bigint`, `u32`, `usize`, `float`, `double`, a typedef name, or a generic
     `Vec<T>` / `Set<T>` / `Option<T>` / `Group<K, V>` (then `args` is non-empty)."""
 
@@ -33,7 +38,7 @@ class TypeName:
 
 
 @dataclass
-class BitsType:
+class BitsType(Node):
     """`bit<N>` (signed=False) or `signed<N>` (signed=True)."""
 
     signed: bool
@@ -42,7 +47,7 @@ class BitsType:
 
 
 @dataclass
-class TupleType:
+class TupleType(Node):
     """`(T1, T2, ...)`; `()` is the empty tuple."""
 
     items: list["TypeExpr"]
@@ -56,14 +61,14 @@ TypeExpr = Union[TypeName, BitsType, TupleType]
 
 
 @dataclass
-class Var:
+class Var(Node):
     name: str
     span: Span
     ty: Type | None = field(default=None, compare=False)
 
 
 @dataclass
-class Wildcard:
+class Wildcard(Node):
     """`_`: only allowed as an argument of a body atom, or as a pattern."""
 
     span: Span
@@ -71,7 +76,7 @@ class Wildcard:
 
 
 @dataclass
-class Lit:
+class Lit(Node):
     """A literal. `value` is a Python bool, int, float or str. `width`/`signed` are set for
     width literals `32'd15` (unsigned) / `8'sd-3` (signed); `kind` is 'bool' | 'int' | 'float' |
     'string'."""
@@ -85,7 +90,7 @@ class Lit:
 
 
 @dataclass
-class Interp:
+class Interp(Node):
     """An interpolated string `"a ${x} b"`: parts are str (literal text, escapes already
     resolved) or expressions."""
 
@@ -95,7 +100,7 @@ class Interp:
 
 
 @dataclass
-class BinOp:
+class BinOp(Node):
     """Binary operator. `op` is one of: + - * / % == != < <= > >= and or ++ & | ^ << >>"""
 
     op: str
@@ -106,7 +111,7 @@ class BinOp:
 
 
 @dataclass
-class UnOp:
+class UnOp(Node):
     """Unary operator: `-` (negation), `not`, `~` (bitwise not)."""
 
     op: str
@@ -116,7 +121,7 @@ class UnOp:
 
 
 @dataclass
-class Call:
+class Call(Node):
     """A call of a user function or a built-in `f(a, b)`, or a method call `a.f(b)`
     (`method=True`, receiver first in `args`)."""
 
@@ -128,7 +133,7 @@ class Call:
 
 
 @dataclass
-class FieldAccess:
+class FieldAccess(Node):
     """`e.name` for a struct field, `e.0` for a tuple element (then `name` is "0")."""
 
     expr: "Expr"
@@ -138,7 +143,7 @@ class FieldAccess:
 
 
 @dataclass
-class TupleLit:
+class TupleLit(Node):
     """`(a, b)`; a parenthesised single expression is not a tuple."""
 
     items: list["Expr"]
@@ -147,7 +152,7 @@ class TupleLit:
 
 
 @dataclass
-class VecLit:
+class VecLit(Node):
     """`[a, b, c]`: a Vec literal (also accepted where a Set is expected)."""
 
     items: list["Expr"]
@@ -156,7 +161,7 @@ class VecLit:
 
 
 @dataclass
-class StructLit:
+class StructLit(Node):
     """A constructor application: `P{x, y}` (positional, names None), `P{.x = 1, .y = "a"}`
     (named), `Some{x}`, or a bare constructor without fields such as `None` or `Red`."""
 
@@ -167,7 +172,7 @@ class StructLit:
 
 
 @dataclass
-class IfExpr:
+class IfExpr(Node):
     """`if (c) a else b` (also `if c { a } else { b }`)."""
 
     cond: "Expr"
@@ -178,14 +183,14 @@ class IfExpr:
 
 
 @dataclass
-class MatchArm:
+class MatchArm(Node):
     pattern: "Pattern"
     body: "Expr"
     span: Span
 
 
 @dataclass
-class MatchExpr:
+class MatchExpr(Node):
     """`match (e) { pat -> expr, ... }`."""
 
     scrutinee: "Expr"
@@ -195,7 +200,7 @@ class MatchExpr:
 
 
 @dataclass
-class Cast:
+class Cast(Node):
     """`e as T`."""
 
     expr: "Expr"
@@ -205,7 +210,7 @@ class Cast:
 
 
 @dataclass
-class Lambda:
+class Lambda(Node):
     """`|v| e`: only as the argument of `sum_of`, `arg_min`, `arg_max`."""
 
     param: str
@@ -222,13 +227,13 @@ Expr = Union[Var, Wildcard, Lit, Interp, BinOp, UnOp, Call, FieldAccess, TupleLi
 
 
 @dataclass
-class PWild:
+class PWild(Node):
     span: Span
     ty: Type | None = field(default=None, compare=False)
 
 
 @dataclass
-class PVar:
+class PVar(Node):
     """Binds the matched value to a variable."""
 
     name: str
@@ -237,7 +242,7 @@ class PVar:
 
 
 @dataclass
-class PLit:
+class PLit(Node):
     """Matches a constant (a `Lit`, possibly negative)."""
 
     lit: Lit
@@ -246,14 +251,14 @@ class PLit:
 
 
 @dataclass
-class PTuple:
+class PTuple(Node):
     items: list["Pattern"]
     span: Span
     ty: Type | None = field(default=None, compare=False)
 
 
 @dataclass
-class PCtor:
+class PCtor(Node):
     """`Some{x}`, `None`, `P{.x = p, .y = _}`, `Circle{r}`: names are None for positional."""
 
     ctor: str
@@ -269,7 +274,7 @@ Pattern = Union[PWild, PVar, PLit, PTuple, PCtor]
 
 
 @dataclass
-class Atom:
+class Atom(Node):
     """`R(e1, e2)` or `R(.col = e, ...)` (named: `names[i]` is the column name of `args[i]`;
     positional: `names` is None). In a body an argument is a fresh variable (binds), a bound
     variable (joins), `_`, or an expression over bound variables (filters)."""
@@ -281,7 +286,7 @@ class Atom:
 
 
 @dataclass
-class BodyAtom:
+class BodyAtom(Node):
     """A positive (`negated=False`) or negated (`not R(..)`) relation term in a body."""
 
     atom: Atom
@@ -290,7 +295,7 @@ class BodyAtom:
 
 
 @dataclass
-class BodyCond:
+class BodyCond(Node):
     """A predicate: a Boolean expression over bound variables."""
 
     expr: Expr
@@ -298,7 +303,7 @@ class BodyCond:
 
 
 @dataclass
-class BodyAssign:
+class BodyAssign(Node):
     """`var v = expr`."""
 
     var: str
@@ -307,7 +312,7 @@ class BodyAssign:
 
 
 @dataclass
-class BodyFlatMap:
+class BodyFlatMap(Node):
     """`var v = FlatMap(expr)`: one valuation per element of the collection `expr`."""
 
     var: str
@@ -316,7 +321,7 @@ class BodyFlatMap:
 
 
 @dataclass
-class BodyGroupBy:
+class BodyGroupBy(Node):
     """`var g = expr.group_by(k1, k2)`: afterwards only k1, k2 and g are bound.
 
     A chained group method `var c = e.group_by(k).count()` is desugared by the parser into a
@@ -332,7 +337,7 @@ BodyItem = Union[BodyAtom, BodyCond, BodyAssign, BodyFlatMap, BodyGroupBy]
 
 
 @dataclass
-class Rule:
+class Rule(Node):
     """`Head :- body.`; a fact `R(1, "a").` has an empty body."""
 
     head: Atom
@@ -345,7 +350,7 @@ class Rule:
 
 
 @dataclass
-class Field:
+class Field(Node):
     """A column of a relation, a field of a constructor, or a parameter of a function."""
 
     name: str
@@ -354,14 +359,14 @@ class Field:
 
 
 @dataclass
-class Constructor:
+class Constructor(Node):
     name: str
     fields: list[Field]
     span: Span
 
 
 @dataclass
-class TypeDef:
+class TypeDef(Node):
     """`typedef Name = T` (alias: `ctors` is None, `alias` set) or
     `typedef Name = C1{..} | C2{..}` (`ctors` set, `alias` None)."""
 
@@ -372,7 +377,7 @@ class TypeDef:
 
 
 @dataclass
-class RelationDecl:
+class RelationDecl(Node):
     """`input relation R(a: T, ...)`; role is 'input', 'output' or 'internal' (plain
     `relation`)."""
 
@@ -383,7 +388,7 @@ class RelationDecl:
 
 
 @dataclass
-class FunctionDecl:
+class FunctionDecl(Node):
     """`function f(x: T, ...): R { expr }` or `function f(x: T): R = expr`."""
 
     name: str
@@ -397,7 +402,7 @@ Decl = Union[TypeDef, RelationDecl, FunctionDecl, Rule]
 
 
 @dataclass
-class Program:
+class Program(Node):
     """A parsed program: its declarations in source order, and the text they came from (for
     error messages)."""
 

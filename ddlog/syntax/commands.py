@@ -1,4 +1,4 @@
-"""DDlog's command language: the CLI shell and `.dat` files (DESIGN 7).
+"""DDlog's command language: the CLI shell and `.dat` files.
 
     start;  insert R(1, "a"),  delete R(.x = 1, .y = "a");  commit;  commit dump_changes;
     rollback;  clear R;  dump;  dump R;  echo some text;  exit;      # a comment
@@ -22,7 +22,8 @@ from lark import v_args
 
 from ddlog.syntax import ast
 from ddlog.errors import Span
-from ddlog.syntax.parser import Builder, Located, NestingError, parse_text, scan_string
+from ddlog.syntax.parser import Builder, parse_text
+from ddlog.syntax.scanner import Located, NestingError, scan_string
 from grammar import commands_parser
 
 # ---------------------------------------------------------------------------------------------

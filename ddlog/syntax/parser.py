@@ -1,18 +1,20 @@
-"""Text -> AST: `parse_program` and `parse_expr` (DESIGN 2, first arrow).
+"""Text -> AST: `parse_program` and `parse_expr`.
 
 Three steps:
-1. `mask` blanks what the LALR lexer should not see, keeping every newline and the length of the
-   text so that Lark's positions are positions in the original: comments (`//`, nested `/* */`,
-   or `#` in the command language) and the inside of string interpolations `${...}`. It is also
-   where unterminated comments and strings are reported, at their start.
+1. `mask` (ddlog/syntax/scanner.py) blanks what the LALR lexer should not see, keeping every
+   newline and the length of the text so that Lark's positions are positions in the original:
+   comments (`//`, nested `/* */`, or `#` in the command language) and the inside of string
+   interpolations `${...}`. It is also where unterminated comments and strings are reported,
+   at their start.
 2. Lark (grammar/ddlog.lark) builds a tree; its errors become `ParseError`s with readable terminal
    names.
-3. `Builder` turns the tree into ddlog/ast.py nodes with spans. String tokens are decoded from
-   the original text; each `${e}` is parsed on its own (same machinery, shifted positions).
+3. `Builder` turns the tree into ddlog/syntax/ast.py nodes with spans. String tokens are
+   decoded from the original text; each `${e}` is parsed on its own (same machinery, shifted
+   positions).
    Rule bodies are desugared here: `var c = e.group_by(k).count()` becomes a BodyGroupBy of a fresh
    `__g<N>` followed by `var c = __g<N>.count()`.
 
-ddlog/commands.py reuses the scanner, the error conversion and the Builder.
+ddlog/syntax/commands.py reuses the scanner, the error conversion and the Builder.
 """
 from __future__ import annotations
 
@@ -24,194 +26,11 @@ from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 
-from ddlog.syntax import ast
 from ddlog.errors import DDlogError, ParseError, Span
 from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
+from ddlog.syntax import ast
+from ddlog.syntax.scanner import Located, mask, scan_interpolation
 from grammar import program_parser
-
-# ---------------------------------------------------------------------------------------------
-# Scanning: strings, interpolations, comments
-
-
-class NestingError(Exception):
-    """String interpolations nested deeper than MAX_NESTING, at offset `pos` of the text."""
-
-    def __init__(self, pos: int):
-        super().__init__(pos)
-        self.pos = pos
-
-
-def scan_string(text: str, i: int) -> tuple[int, list[tuple[int, int]]]:
-    """`text[i]` is `"`. Returns the index just past the closing quote and the (start, end) of
-    the body of every `${...}` in the string, or (-1, []) when the string does not end.
-    Raises NestingError when interpolations nest too deeply."""
-    interps: list[tuple[int, int]] = []
-    end = _scan(text, i + 1, ["str"], interps)
-    return (end, interps) if end >= 0 else (-1, [])
-
-
-def scan_interpolation(text: str, i: int) -> int:
-    """`i` is just after `${`: the index of the matching `}` (nested braces, strings and
-    `/* */` comments are skipped), or -1."""
-    end = _scan(text, i, [1], [])
-    return end - 1 if end >= 0 else -1
-
-
-def _scan(text: str, j: int, stack: list, interps: list[tuple[int, int]]) -> int:
-    """The scanner behind scan_string and scan_interpolation, iterative so that nesting costs
-    no Python stack. `stack` holds "str" for an open string and, for an open `${`, the depth of
-    braces inside it; returns the index just past the construct that empties the stack, or -1.
-    Top-level interpolation bodies of an outer string are added to `interps`."""
-    n = len(text)
-    starts: list[int] = []  # body start of each open interpolation
-    while j < n:
-        top = stack[-1]
-        c = text[j]
-        if top == "str":
-            if c == "\\":
-                j += 2
-                continue
-            if c == '"':
-                stack.pop()
-                j += 1
-                if not stack:
-                    return j
-                continue
-            if c == "$" and text.startswith("${", j):
-                if len(starts) >= MAX_NESTING:
-                    raise NestingError(j)
-                stack.append(1)
-                starts.append(j + 2)
-                j += 2
-                continue
-            j += 1
-            continue
-        # inside an interpolation (or scan_interpolation's body)
-        if c == "/" and text.startswith("/*", j):
-            j = _comment_end(text, j)
-            if j < 0:
-                return -1
-            continue
-        if c == '"':
-            stack.append("str")
-        elif c == "{":
-            stack[-1] = top + 1
-        elif c == "}":
-            if top == 1:
-                stack.pop()
-                if starts:
-                    start = starts.pop()
-                    if len(stack) == 1 and stack[0] == "str":
-                        interps.append((start, j))
-                if not stack:
-                    return j + 1
-            else:
-                stack[-1] = top - 1
-        j += 1
-    return -1
-
-
-_NOT_NEWLINE = re.compile(r"[^\n]")
-
-
-def _blank(s: str) -> str:
-    return _NOT_NEWLINE.sub(" ", s)
-
-
-def line_col(text: str, i: int) -> tuple[int, int]:
-    """1-based line and column of offset `i`."""
-    line = text.count("\n", 0, i) + 1
-    return line, i - (text.rfind("\n", 0, i) + 1) + 1
-
-
-class Located:
-    """Maps positions in a piece of text to absolute ones: the piece starts at line
-    `line_off + 1`, and its first line at column `col_off + 1` (for interpolations and for
-    statements of the command language, which are parsed on their own)."""
-
-    def __init__(self, file: str, source: str, line_off: int = 0, col_off: int = 0,
-                 depth: int = 0):
-        self.file = file
-        self.source = source
-        self.line_off = line_off
-        self.col_off = col_off
-        self.depth = depth  # nesting levels around this piece (an interpolation's string)
-
-    def pos(self, line: int, col: int) -> tuple[int, int]:
-        return line + self.line_off, col + (self.col_off if line == 1 else 0)
-
-    def span(self, line: int, col: int, end_line: int, end_col: int) -> Span:
-        l1, c1 = self.pos(line, col)
-        l2, c2 = self.pos(end_line, end_col)
-        return Span(self.file, l1, c1, l2, c2)
-
-    def span_at(self, text: str, i: int, j: int | None = None) -> Span:
-        """The span of `text[i:j]` (one character when `j` is None)."""
-        l1, c1 = line_col(text, i)
-        l2, c2 = line_col(text, i + 1 if j is None else j)
-        return self.span(l1, c1, l2, c2)
-
-    def error(self, message: str, span: Span) -> ParseError:
-        return ParseError(message, span, self.source)
-
-
-def mask(text: str, loc: Located, hash_comments: bool = False) -> str:
-    """`text` with comments and interpolation bodies replaced by spaces (newlines kept)."""
-    out: list[str] = []
-    last = 0  # text[last:i] is copied unchanged
-    i = 0
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            try:
-                end, interps = scan_string(text, i)
-            except NestingError as err:
-                raise loc.error(f"string interpolations nested too deeply (more than "
-                                f"{MAX_NESTING} levels)", loc.span_at(text, err.pos)) from None
-            if end < 0:
-                raise loc.error("unterminated string literal", loc.span_at(text, i))
-            for a, b in interps:
-                out.append(text[last:a])
-                out.append(_blank(text[a:b]))
-                last = b
-            i = end
-        elif hash_comments and c == "#" or not hash_comments and text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(text[last:i])
-            out.append(" " * (j - i))
-            i = last = j
-        elif not hash_comments and text.startswith("/*", i):
-            j = _comment_end(text, i)
-            if j < 0:
-                raise loc.error("unterminated comment", loc.span_at(text, i, i + 2))
-            out.append(text[last:i])
-            out.append(_blank(text[i:j]))
-            i = last = j
-        else:
-            i += 1
-    out.append(text[last:])
-    return "".join(out)
-
-
-def _comment_end(text: str, i: int) -> int:
-    """`text[i:]` starts with `/*`: the index past the matching `*/` (comments nest), or -1."""
-    depth = 0
-    n = len(text)
-    while i < n:
-        if text.startswith("/*", i):
-            depth += 1
-            i += 2
-        elif text.startswith("*/", i):
-            depth -= 1
-            i += 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return -1
-
 
 # ---------------------------------------------------------------------------------------------
 # Lark errors -> ParseError

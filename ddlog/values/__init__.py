@@ -22,8 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
-                         TVec, Type)
+from ddlog.types import TInt, TOption, Type, TypeMapping
 
 
 @dataclass(frozen=True)
@@ -82,33 +81,53 @@ def _quote(s: str) -> str:
     return f'"{out}"'
 
 
-def format_value(v: Any, t: Type) -> str:
+class _Format(TypeMapping):
     """DDlog's text form of a value, as `dump` prints it."""
-    if isinstance(t, TBool):
+
+    UNSUPPORTED = frozenset({"on_func"})
+
+    def on_bool(self, t, v):
         return "true" if v else "false"
-    if isinstance(t, TString):
+
+    def on_string(self, t, v):
         return _quote(v)
-    if isinstance(t, TInt):
+
+    def on_int(self, t, v):
         return str(v)
-    if isinstance(t, TFloat):
+
+    def on_float(self, t, v):
         if math.isnan(v) or math.isinf(v):
             return str(v)
         return repr(float(v))
-    if isinstance(t, TTuple):
-        return "(" + ", ".join(format_value(x, it) for x, it in zip(v, t.items)) + ")"
-    if isinstance(t, (TVec, TSet)):
-        return "[" + ", ".join(format_value(x, t.elem) for x in v) + "]"
-    if isinstance(t, TOption):
-        return "None{}" if v is None else "Some{.x = " + format_value(v, t.elem) + "}"
-    if isinstance(t, TStruct):
+
+    def on_tuple(self, t, v):
+        return "(" + ", ".join(self(it, x) for x, it in zip(v, t.items)) + ")"
+
+    def on_vec(self, t, v):
+        return "[" + ", ".join(self(t.elem, x) for x in v) + "]"
+
+    on_set = on_vec
+
+    def on_option(self, t, v):
+        return "None{}" if v is None else "Some{.x = " + self(t.elem, v) + "}"
+
+    def on_struct(self, t, v):
         ctor = t.ctor(v.ctor)
-        inner = ", ".join(f".{name} = {format_value(x, ft)}"
-                          for (name, ft), x in zip(ctor.fields, v.values))
+        inner = ", ".join(f".{name} = {self(ft, x)}" for (name, ft), x in zip(ctor.fields,
+                                                                                v.values))
         return f"{v.ctor}{{{inner}}}"
-    if isinstance(t, TGroup):
-        return ("Group{.key = " + format_value(v.key, t.key) + ", .items = ["
-                + ", ".join(format_value(x, t.elem) for x in v.items) + "]}")
-    raise TypeError(f"cannot format a value of type {t}")
+
+    def on_group(self, t, v):
+        return ("Group{.key = " + self(t.key, v.key) + ", .items = ["
+                + ", ".join(self(t.elem, x) for x in v.items) + "]}")
+
+
+_FORMAT = _Format()
+
+
+def format_value(v: Any, t: Type) -> str:
+    """DDlog's text form of a value, as `dump` prints it."""
+    return _FORMAT(t, v)
 
 
 def format_record(relation: str, columns: list[tuple[str, Type]] | tuple, row: tuple) -> str:
@@ -117,37 +136,60 @@ def format_record(relation: str, columns: list[tuple[str, Type]] | tuple, row: t
     return f"{relation}{{{inner}}}"
 
 
-def conforms(v: Any, t: Type) -> bool:
-    """Whether a Python value is a valid value of type `t` (ranges of bit<N>/signed<N>
+class _Conforms(TypeMapping):
+    """Whether a Python value is a valid value of the type (ranges of bit<N>/signed<N>
     included)."""
-    if isinstance(t, TOption):
-        return v is None or conforms(v, t.elem)
-    if v is None:
-        return False
-    if isinstance(t, TBool):
+
+    UNSUPPORTED = frozenset({"on_func"})
+
+    def __call__(self, t: Type, v: Any) -> bool:
+        if v is None:
+            return isinstance(t, TOption)
+        return super().__call__(t, v)
+
+    def on_option(self, t, v):
+        return self(t.elem, v)
+
+    def on_bool(self, t, v):
         return isinstance(v, bool)
-    if isinstance(t, TString):
+
+    def on_string(self, t, v):
         return isinstance(v, str)
-    if isinstance(t, TInt):
+
+    def on_int(self, t, v):
         if not isinstance(v, int) or isinstance(v, bool):
             return False
         if t.width is None:
             return -(1 << 63) <= v < (1 << 63)
         return wrap_int(v, t) == v
-    if isinstance(t, TFloat):
+
+    def on_float(self, t, v):
         return isinstance(v, (int, float)) and not isinstance(v, bool)
-    if isinstance(t, TTuple):
+
+    def on_tuple(self, t, v):
         return (isinstance(v, (tuple, list)) and len(v) == len(t.items)
-                and all(conforms(x, it) for x, it in zip(v, t.items)))
-    if isinstance(t, (TVec, TSet)):
-        return isinstance(v, (tuple, list, set, frozenset)) and all(conforms(x, t.elem)
-                                                                     for x in v)
-    if isinstance(t, TStruct):
+                and all(self(it, x) for x, it in zip(v, t.items)))
+
+    def on_vec(self, t, v):
+        return isinstance(v, (tuple, list, set, frozenset)) and all(self(t.elem, x) for x in v)
+
+    on_set = on_vec
+
+    def on_struct(self, t, v):
         if not isinstance(v, Record):
             return False
         c = t.ctor(v.ctor)
         return (c is not None and len(v.values) == len(c.fields)
-                and all(conforms(x, ft) for x, (_, ft) in zip(v.values, c.fields)))
-    if isinstance(t, TGroup):
+                and all(self(ft, x) for x, (_, ft) in zip(v.values, c.fields)))
+
+    def on_group(self, t, v):
         return isinstance(v, Group)
-    return False
+
+
+_CONFORMS = _Conforms()
+
+
+def conforms(v: Any, t: Type) -> bool:
+    """Whether a Python value is a valid value of type `t` (ranges of bit<N>/signed<N>
+    included)."""
+    return _CONFORMS(t, v)

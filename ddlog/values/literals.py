@@ -12,14 +12,12 @@ import math
 import struct
 from typing import Any
 
-from ddlog.syntax import ast
-from ddlog.types import RelationInfo
 from ddlog.errors import DDlogError, Span
-from ddlog.types import (TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, TVec,
-                         Type)
+from ddlog.syntax import ast
+from ddlog.types import RelationInfo, TFloat, TInt, TOption, TStruct, Type, TypeMapping
 from ddlog.values import Record, canonical_set
 
-# Spark stores bigint as a 64-bit long (DESIGN 5), so a bigint constant must fit in one.
+# Spark stores bigint as a 64-bit long (runtime/schema.py), so a bigint constant must fit in one.
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
@@ -117,39 +115,10 @@ class _Converter:
             # normally folded by the parser; accept an AST built by other means
             e = ast.Lit(-e.operand.value, e.operand.kind, e.span, e.operand.width,
                         e.operand.signed)
-        if isinstance(ty, TBool):
-            if isinstance(e, ast.Lit) and e.kind == "bool":
-                return e.value
-        elif isinstance(ty, TString):
-            if isinstance(e, ast.Lit) and e.kind == "string":
-                return e.value
-        elif isinstance(ty, TInt):
-            if isinstance(e, ast.Lit) and e.kind == "int":
-                return self.integer(e, ty)
-        elif isinstance(ty, TFloat):
-            if isinstance(e, ast.Lit) and e.kind in ("int", "float") and e.width is None:
-                return self.floating(e, ty)
-        elif isinstance(ty, TTuple):
-            if isinstance(e, ast.TupleLit):
-                if len(e.items) != len(ty.items):
-                    raise self.error(f"expected {ty}, found a tuple of {len(e.items)} "
-                                     f"element(s)", e.span)
-                return tuple(self.convert(x, t) for x, t in zip(e.items, ty.items))
-        elif isinstance(ty, TVec):
-            if isinstance(e, ast.VecLit):
-                return tuple(self.convert(x, ty.elem) for x in e.items)
-        elif isinstance(ty, TSet):
-            if isinstance(e, ast.VecLit):
-                return canonical_set(self.convert(x, ty.elem) for x in e.items)
-        elif isinstance(ty, TOption):
-            if isinstance(e, ast.StructLit):
-                return self.option(e, ty)
-        elif isinstance(ty, TStruct):
-            if isinstance(e, ast.StructLit):
-                return self.record(e, ty)
-        else:
-            raise self.error(f"values of type {ty} cannot be written as constants", e.span)
-        raise self.mismatch(e, ty)
+        value = _CONSTANT(ty, e, self)
+        if value is _NO:
+            raise self.mismatch(e, ty)
+        return value
 
     def integer(self, e: ast.Lit, ty: TInt) -> int:
         v = e.value
@@ -206,3 +175,56 @@ class _Converter:
         if missing:
             raise self.error(f"missing field(s) of {ctor.name}: {', '.join(missing)}", e.span)
         return Record(ctor.name, tuple(self.convert(given[n], t) for n, t in ctor.fields))
+
+
+_NO = object()  # the expression is not a constant of the type
+
+
+class _Constant(TypeMapping):
+    """The value a constant expression denotes for a type, or _NO when it is not one."""
+
+    UNSUPPORTED = frozenset({"on_group", "on_func"})
+
+    def unsupported(self, t, e, conv):
+        raise conv.error(f"values of type {t} cannot be written as constants", e.span)
+
+    def on_bool(self, t, e, conv):
+        return e.value if isinstance(e, ast.Lit) and e.kind == "bool" else _NO
+
+    def on_string(self, t, e, conv):
+        return e.value if isinstance(e, ast.Lit) and e.kind == "string" else _NO
+
+    def on_int(self, t, e, conv):
+        return conv.integer(e, t) if isinstance(e, ast.Lit) and e.kind == "int" else _NO
+
+    def on_float(self, t, e, conv):
+        if isinstance(e, ast.Lit) and e.kind in ("int", "float") and e.width is None:
+            return conv.floating(e, t)
+        return _NO
+
+    def on_tuple(self, t, e, conv):
+        if not isinstance(e, ast.TupleLit):
+            return _NO
+        if len(e.items) != len(t.items):
+            raise conv.error(f"expected {t}, found a tuple of {len(e.items)} element(s)",
+                             e.span)
+        return tuple(conv.convert(x, it) for x, it in zip(e.items, t.items))
+
+    def on_vec(self, t, e, conv):
+        if not isinstance(e, ast.VecLit):
+            return _NO
+        return tuple(conv.convert(x, t.elem) for x in e.items)
+
+    def on_set(self, t, e, conv):
+        if not isinstance(e, ast.VecLit):
+            return _NO
+        return canonical_set(conv.convert(x, t.elem) for x in e.items)
+
+    def on_option(self, t, e, conv):
+        return conv.option(e, t) if isinstance(e, ast.StructLit) else _NO
+
+    def on_struct(self, t, e, conv):
+        return conv.record(e, t) if isinstance(e, ast.StructLit) else _NO
+
+
+_CONSTANT = _Constant()

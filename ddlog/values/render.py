@@ -19,8 +19,7 @@ import math
 from typing import Any, Iterable
 
 from ddlog.types import RelationInfo
-from ddlog.types import (TBool, TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple,
-                         TVec, Type)
+from ddlog.types import TOption, TString, Type, TypeMapping
 from ddlog.values import format_record, format_value
 
 FORMATS = ("text", "csv", "json")
@@ -59,28 +58,49 @@ def change_json_lines(relations: dict[str, RelationInfo], changes: Changes) -> l
 # JSON
 
 
-def json_value(v: Any, t: Type) -> Any:
-    if v is None:
-        return None
-    if isinstance(t, (TBool, TString, TInt)):
+class _Json(TypeMapping):
+    """A value as JSON: tuples and Vec/Set as arrays, Option as the value or null, structs as
+    objects (an enum's constructor under "_tag"), floats that JSON cannot hold as text."""
+
+    UNSUPPORTED = frozenset({"on_func"})
+
+    def __call__(self, t: Type, v: Any) -> Any:
+        return None if v is None else super().__call__(t, v)
+
+    def on_bool(self, t, v):
         return v
-    if isinstance(t, TFloat):
+
+    on_string = on_int = on_bool
+
+    def on_float(self, t, v):
         return v if math.isfinite(v) else str(v)  # JSON has no inf / nan
-    if isinstance(t, TTuple):
-        return [json_value(x, it) for x, it in zip(v, t.items)]
-    if isinstance(t, (TVec, TSet)):
-        return [json_value(x, t.elem) for x in v]
-    if isinstance(t, TOption):
-        return json_value(v, t.elem)
-    if isinstance(t, TStruct):
+
+    def on_tuple(self, t, v):
+        return [self(it, x) for x, it in zip(v, t.items)]
+
+    def on_vec(self, t, v):
+        return [self(t.elem, x) for x in v]
+
+    on_set = on_vec
+
+    def on_option(self, t, v):
+        return self(t.elem, v)
+
+    def on_struct(self, t, v):
         ctor = t.ctor(v.ctor)
         obj = {"_tag": v.ctor} if t.is_enum else {}
-        obj.update({n: json_value(x, ft) for (n, ft), x in zip(ctor.fields, v.values)})
+        obj.update({n: self(ft, x) for (n, ft), x in zip(ctor.fields, v.values)})
         return obj
-    if isinstance(t, TGroup):
-        return {"key": json_value(v.key, t.key), "items": [json_value(x, t.elem)
-                                                           for x in v.items]}
-    raise TypeError(f"cannot convert a value of type {t}")
+
+    def on_group(self, t, v):
+        return {"key": self(t.key, v.key), "items": [self(t.elem, x) for x in v.items]}
+
+
+_JSON = _Json()
+
+
+def json_value(v: Any, t: Type) -> Any:
+    return _JSON(t, v)
 
 
 def json_record(info: RelationInfo, row: tuple) -> dict:
@@ -92,13 +112,15 @@ def json_record(info: RelationInfo, row: tuple) -> dict:
 
 
 def csv_cell(v: Any, t: Type) -> str:
+    """A value as one CSV cell: scalars as DDlog writes them (a string as it is, None as an
+    empty cell), anything else in DDlog's text form."""
     if v is None:
         return ""
     if isinstance(t, TOption):
         return csv_cell(v, t.elem)
     if isinstance(t, TString):
         return v
-    return format_value(v, t)  # scalars as DDlog writes them; the rest in DDlog's text form
+    return format_value(v, t)
 
 
 def csv_text(info: RelationInfo, rows: Iterable[tuple]) -> str:

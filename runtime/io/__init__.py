@@ -1,4 +1,4 @@
-"""Sources and sinks: where bound input relations come from and output relations go (DESIGN 7).
+"""Sources and sinks: where bound input relations come from and output relations go.
 
     SOURCE  table:NAME | parquet:PATH | csv:PATH | json:PATH | dat:PATH (or any PATH.dat)
     SINK    table:NAME | parquet:PATH | csv:PATH | json:PATH

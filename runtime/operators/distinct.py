@@ -1,4 +1,4 @@
-"""Distinct, nested and incremental (DESIGN 4.3; 001_… §2.9.11).
+"""Distinct, nested and incremental (the "distinct trace" rule of nested DBSP).
 
 For a row x of the input trace at (e, i), with w1 = past[0..i-1][x], w2 = past[i][x],
 w3 = cur[0..i-1][x], w = cur[i][x]:

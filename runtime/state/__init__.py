@@ -1,4 +1,4 @@
-"""Durable state (DESIGN 6): a directory that holds everything needed to continue after the
+"""Durable state: a directory that holds everything needed to continue after the
 process ends.
 
     DIR/

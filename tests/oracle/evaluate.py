@@ -1,7 +1,7 @@
 """The reference evaluator: naive fixpoint over Python sets, stratum by stratum.
 
-A rule body is evaluated left to right over a *set of valuations* (DESIGN 4.1, and the DDlog
-chapter of the DBSP paper): each valuation binds the variables seen so far. Valuations are
+A rule body is evaluated left to right over a *set of valuations*, as the DDlog chapter of
+the DBSP paper defines it: each valuation binds the variables seen so far. Valuations are
 frozensets of (variable, value) pairs so that a body's valuations form a real set: two rows that
 bind the same variables to the same values are one valuation, which is what makes `group_by`
 count "one element per distinct valuation".

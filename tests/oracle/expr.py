@@ -1,8 +1,9 @@
 """A direct Python evaluator of typed DDlog expressions, for the oracle.
 
 It walks the typed AST (every node's `ty` is set by the type checker) and computes the value in
-the representation of ddlog/values/, with the meaning of operators given in ddlog/values/ops.py and
-of built-ins and group methods in ddlog/builtins/. It is written for clarity, not speed: one `if` per node kind.
+the representation of ddlog/values/, with the meaning of operators given in ddlog/values/ops.py
+and of built-ins and group methods in ddlog/builtins/. It is written for clarity, not speed: one
+`if` per node kind.
 """
 from __future__ import annotations
 

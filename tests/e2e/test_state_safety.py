@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_support import PROGRAMS, DDlogCLI
+from tests.e2e.cli_support import PROGRAMS, DDlogCLI
 
 REACH = PROGRAMS / "reach.dl"
 

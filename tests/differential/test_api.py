@@ -1,5 +1,5 @@
 """The Python API (ddlog/api.py): accepted row forms, every error path, rollback, empty and
-failed commits (DESIGN 3, 7, 8).
+failed commits.
 
 Every rejected update must leave the program as it was: the relations keep their contents, the
 updates buffered before it stay buffered, and the next commit gives exactly the oracle's answer
@@ -18,7 +18,7 @@ import pytest
 
 from ddlog.api import Program, UpdateError
 from ddlog.errors import EvaluationError
-from tests.harness import Differential
+from tests.differential.harness import Differential
 
 TEXT = """
 input relation Edge(src: bigint, dst: bigint)

@@ -19,9 +19,7 @@ paths, ages spread over a wide range, ...).
 """
 from __future__ import annotations
 
-import os
 import random
-import zlib
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -31,8 +29,7 @@ import networkx as nx
 
 from ddlog.check.program import CheckedProgram
 from ddlog.types import RelationInfo
-from ddlog.types import (TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, TVec,
-                         Type)
+from ddlog.types import Type, TypeMapping
 from ddlog.values import Record, canonical_set, sort_key, wrap_int
 from tests.oracle import apply_updates, evaluate
 
@@ -111,30 +108,47 @@ class ValueGen:
     max_len: int = 2
 
     def value(self, rng: random.Random, t: Type) -> Any:
-        if isinstance(t, TBool):
-            return rng.random() < 0.5
-        if isinstance(t, TInt):
-            return wrap_int(rng.choice(self.ints), t)
-        if isinstance(t, TString):
-            return rng.choice(self.strings)
-        if isinstance(t, TFloat):
-            return rng.choice(self.floats)
-        if isinstance(t, TOption):
-            return None if rng.random() < 0.25 else self.value(rng, t.elem)
-        if isinstance(t, TTuple):
-            return tuple(self.value(rng, it) for it in t.items)
-        if isinstance(t, TVec):
-            return tuple(self.value(rng, t.elem) for _ in range(rng.randint(0, self.max_len)))
-        if isinstance(t, TSet):
-            return canonical_set(self.value(rng, t.elem)
-                                 for _ in range(rng.randint(0, self.max_len)))
-        if isinstance(t, TStruct):
-            c = rng.choice(t.ctors)
-            return Record(c.name, tuple(self.value(rng, ft) for _, ft in c.fields))
-        raise TypeError(f"no generator for {t}")
+        return _GENERATE(t, rng, self)
 
     def row(self, rng: random.Random, info: RelationInfo) -> tuple:
         return tuple(self.value(rng, t) for t in info.column_types)
+
+
+class _Generate(TypeMapping):
+    """One random value of a type, from the ValueGen's domains."""
+
+    UNSUPPORTED = frozenset({"on_group", "on_func"})
+
+    def on_bool(self, t, rng, g):
+        return rng.random() < 0.5
+
+    def on_int(self, t, rng, g):
+        return wrap_int(rng.choice(g.ints), t)
+
+    def on_string(self, t, rng, g):
+        return rng.choice(g.strings)
+
+    def on_float(self, t, rng, g):
+        return rng.choice(g.floats)
+
+    def on_option(self, t, rng, g):
+        return None if rng.random() < 0.25 else self(t.elem, rng, g)
+
+    def on_tuple(self, t, rng, g):
+        return tuple(self(it, rng, g) for it in t.items)
+
+    def on_vec(self, t, rng, g):
+        return tuple(self(t.elem, rng, g) for _ in range(rng.randint(0, g.max_len)))
+
+    def on_set(self, t, rng, g):
+        return canonical_set(self(t.elem, rng, g) for _ in range(rng.randint(0, g.max_len)))
+
+    def on_struct(self, t, rng, g):
+        c = rng.choice(t.ctors)
+        return Record(c.name, tuple(self(ft, rng, g) for _, ft in c.fields))
+
+
+_GENERATE = _Generate()
 
 
 @dataclass
@@ -168,12 +182,6 @@ def acyclic_pairs(names: tuple[str, ...]) -> Callable[[random.Random], tuple[str
 
 # ---------------------------------------------------------------------------------------------
 # Random epochs
-
-
-def seed_for(name: str) -> int:
-    """A fixed seed per test (so runs repeat), unless DDLOG_TEST_SEED overrides it."""
-    env = os.environ.get("DDLOG_TEST_SEED")
-    return int(env) if env else zlib.crc32(name.encode()) % 100_000
 
 
 def _graph_like(info: RelationInfo) -> bool:

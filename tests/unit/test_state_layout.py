@@ -1,6 +1,6 @@
-"""Unit tests of the pieces behind the state commands, in-process: the state directory (manifest,
-locks, garbage), transactions, output formats, SOURCE/SINK specs, and reading typed sources
-(these few use the session's SparkSession)."""
+"""Unit tests of the pieces behind the state commands, in-process and without Spark: the state
+directory (manifest, locks, journal, garbage), transactions, output formats, SOURCE/SINK specs.
+Reading typed sources needs Spark: tests/e2e/test_sources.py."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ from ddlog.plan import load_text
 from ddlog.values.render import change_json_lines, change_lines, csv_text, relation_text, table_text
 from ddlog.app.shell import SourceWindow
 from ddlog.values import Record
-from runtime.io import BindingError, parse_binding, parse_spec, read_source
+from runtime.io import BindingError, parse_binding, parse_spec
 from runtime.state import (BatchEntry, Manifest, StateDir, StateError, TraceEntry,
                            program_hash)
 
@@ -229,51 +229,6 @@ def test_specs(tmp_path, monkeypatch):
     assert parse_binding("facts.dat") == (None, parse_spec("facts.dat"))
     with pytest.raises(BindingError, match="expected RELATION=SINK"):
         parse_binding("out.csv", sink=True)
-
-
-# ---------------------------------------------------------------------------------------------
-# Typed sources (Spark)
-
-
-def _rows(df):
-    return sorted(tuple(r) for r in df.collect())
-
-
-def test_csv_source_is_typed_by_the_relation(spark, relations, tmp_path):
-    t = relations["T"]
-    path = tmp_path / "t.csv"
-    path.write_text("o,name,ok,n,x,b\n,a,true,1,0.5,255\n7,\"b,c\",FALSE,-2,3,0\n")
-    df = read_source(spark, parse_spec(f"csv:{path}"), t)  # matched by name, any order
-    assert _rows(df) == [("a", True, 1, 0.5, 255, None), ("b,c", False, -2, 3.0, 0, 7)]
-    for body, why in [("x,true,one,0.5,1,", "column n: not a bigint"),
-                      ("x,true,1,0.5,256,", "column b: out of range for bit<8>"),
-                      (",true,1,0.5,1,", "column name: missing value"),
-                      ("x,yes,1,0.5,1,", "column ok: not a bool")]:
-        path.write_text("name,ok,n,x,b,o\n" + body + "\n")
-        with pytest.raises(BindingError, match=why):
-            read_source(spark, parse_spec(f"csv:{path}"), t)
-    with pytest.raises(BindingError, match="CSV cannot hold"):
-        read_source(spark, parse_spec(f"csv:{path}"), relations["V"])
-
-
-def test_json_parquet_and_table_sources(spark, relations, tmp_path):
-    v = relations["V"]
-    path = tmp_path / "v.json"
-    path.write_text('{"k": {"_tag": "Small"}, "v": ["p"], "t": {"_0": 1, "_1": true}}\n')
-    got = _rows(read_source(spark, parse_spec(f"json:{path}"), v))
-    assert got[0][1] == ["p"] and tuple(got[0][2]) == (1, True) and got[0][0]["_tag"] == "Small"
-    u = relations["U"]
-    spark.createDataFrame([("x",), ("y",)], "Name string").write.parquet(str(tmp_path / "p"))
-    assert _rows(read_source(spark, parse_spec(f"parquet:{tmp_path / 'p'}"), u)) == \
-        [("x",), ("y",)]  # matched by name, ignoring case
-    spark.createDataFrame([("x",)], "who string").write.parquet(str(tmp_path / "q"))
-    with pytest.raises(BindingError, match="no column name.*matched by column name"):
-        read_source(spark, parse_spec(f"parquet:{tmp_path / 'q'}"), u)  # never by position
-    spark.createDataFrame([(1, "z")], "id int, name string").createOrReplaceTempView("unit_src")
-    assert _rows(read_source(spark, parse_spec("table:unit_src"), u)) == [("z",)]
-    with pytest.raises(BindingError, match="relation U has columns name; the source has"):
-        spark.createDataFrame([(1, 2)], "a int, b int").createOrReplaceTempView("unit_bad")
-        read_source(spark, parse_spec("table:unit_bad"), u)
 
 
 def test_a_sink_never_overwrites_other_files(tmp_path):

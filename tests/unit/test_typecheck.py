@@ -15,7 +15,7 @@ from ddlog.check.rules import check_program
 from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, TGroup, TInt, TOption, TSet,
                          TStruct, TTuple, TVec)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support import ROOT
 
 U8 = TInt(False, 8)
 

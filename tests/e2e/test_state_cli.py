@@ -12,7 +12,7 @@ import pytest
 
 from ddlog.plan import load
 from ddlog.values import format_record
-from tests.cli_support import PROGRAMS, DDlogCLI, manifest_epoch, parse_changes
+from tests.e2e.cli_support import PROGRAMS, DDlogCLI, manifest_epoch, parse_changes
 from tests.oracle import apply_updates, evaluate
 
 REACH = PROGRAMS / "reach.dl"

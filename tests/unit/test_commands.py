@@ -11,7 +11,8 @@ from ddlog.syntax.commands import (Clear, Commit, Dump, Echo, Exit, Rollback, St
                             Update, parse_commands, parse_statement)
 from ddlog.errors import DDlogError, ParseError, Span
 from ddlog.values.literals import row_of, value_of
-from ddlog.syntax.parser import Located, parse_expr
+from ddlog.syntax.parser import parse_expr
+from ddlog.syntax.scanner import Located
 from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, TCtor, TGroup, TInt, TOption, TSet,
                          TStruct, TTuple, TVec)
 from ddlog.values import Record

@@ -1,4 +1,4 @@
-"""Crash safety of the state directory (DESIGN 6).
+"""Crash safety of the state directory.
 
 A shell process commits a list of transactions to a state and is killed with SIGKILL (its whole
 process group, JVM included) at random moments of its commits, several rounds in a row; one
@@ -21,7 +21,7 @@ import time
 
 from ddlog.plan import load
 from ddlog.values import format_record
-from tests.cli_support import PROGRAMS, DDlogCLI, kill_group, manifest_epoch
+from tests.e2e.cli_support import PROGRAMS, DDlogCLI, kill_group, manifest_epoch
 from tests.oracle import apply_updates, evaluate
 
 TC = PROGRAMS / "tc.dl"

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from tests.cli_support import PROGRAMS, DDlogCLI, manifest_epoch, state_snapshot
+from tests.e2e.cli_support import PROGRAMS, DDlogCLI, manifest_epoch, state_snapshot
 
 REACH = PROGRAMS / "reach.dl"
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from ddlog.values import Record
-from tests.harness import Differential, ValueGen, Workload, seed_for
+from tests.differential.harness import Differential, ValueGen, Workload
+from tests.support import seed_for
 
 # ---------------------------------------------------------------------------------------------
 # Recursion shapes

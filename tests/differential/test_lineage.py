@@ -1,4 +1,4 @@
-"""Lineage stays bounded (DESIGN 5): the plans the engine materialises do not grow with the
+"""Lineage stays bounded: the plans the engine materialises do not grow with the
 number of fixpoint iterations, nor with the number of epochs.
 
 Every delta is cut from its lineage by `runtime.physical.checkpoint_leaf` (large) or

@@ -22,9 +22,9 @@ from ddlog.plan import load_file, load_text
 from ddlog.limits import EXCERPT_WIDTH, MAX_EXPRESSION_NODES, MAX_NESTING
 from ddlog.app.shell import feed_commands, record_argument
 from ddlog.syntax.source import decode
-from tests.harness import seed_for
+from tests.support import seed_for
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support import ROOT
 PROGRAMS = sorted(glob.glob(os.path.join(ROOT, "programs", "*.dl")))
 
 HEAD = "input relation R(x: bigint, s: string, b: bool)\noutput relation S(x: bigint)\n"

@@ -17,11 +17,11 @@ import pytest
 from ddlog.app.cli import main
 from ddlog.plan import load
 from ddlog.values import format_record
-from tests.harness import seed_for
+from tests.support import seed_for
 from tests.oracle import apply_updates, evaluate
-from tests.test_state_safety import tree_hash
+from tests.e2e.test_state_safety import tree_hash
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REACH = ROOT / "programs" / "reach.dl"
 EDGES = {(1, 2), (2, 3), (3, 1), (5, 6), (3, 4)}
 ROOTS = {(1,)}

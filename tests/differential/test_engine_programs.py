@@ -13,9 +13,9 @@ import os
 import pytest
 
 from ddlog.values import Record
-from tests.harness import Differential, ValueGen, Workload, acyclic_pairs, seed_for
+from tests.differential.harness import Differential, ValueGen, Workload, acyclic_pairs
+from tests.support import PROGRAMS, seed_for
 
-PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
 
 
 def _bom() -> Workload:

@@ -15,7 +15,7 @@ from ddlog.values import Record
 from tests.oracle.data import load_dat
 from tests.oracle.evaluate import evaluate
 
-PROGRAMS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "programs")
+from tests.support import PROGRAMS
 
 
 def pairs(src: int | str, dsts) -> set[tuple]:

@@ -1,0 +1,150 @@
+"""The layout's promises, checked on the source: every module imports only its own layer and
+the layers below it (lazy imports inside functions included), no two modules import each
+other in a loop, and nothing before the runtime imports Spark.
+
+    base      ddlog.errors, ddlog.limits, ddlog.tree, ddlog.types
+    grammar, strata
+    ddlog.syntax -> ddlog.values -> ddlog.builtins -> ddlog.check -> ddlog.plan
+    runtime   (reads the plan's circuit IR, values and built-ins; never the syntax or checker)
+    ddlog.app, ddlog.api   (the surfaces: the only place that knows both)
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("grammar", "strata", "ddlog", "runtime")
+
+LAYERS: list[tuple[str, ...]] = [
+    ("ddlog", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types"),
+    ("grammar", "strata"),
+    ("ddlog.syntax",),
+    ("ddlog.values",),
+    ("ddlog.builtins",),
+    ("ddlog.check",),
+    ("ddlog.plan",),
+    ("runtime",),
+    ("ddlog.app", "ddlog.api", "ddlog.__main__"),
+]
+# layers that must not touch Spark, even lazily: they run without a JVM
+NO_SPARK = {"ddlog", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types", "grammar",
+            "strata", "ddlog.syntax", "ddlog.values", "ddlog.builtins", "ddlog.check",
+            "ddlog.plan"}
+# what the runtime may read of the language
+RUNTIME_READS = ("ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types", "ddlog.values",
+                 "ddlog.builtins", "ddlog.plan")
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            rel = path.relative_to(ROOT).with_suffix("")
+            parts = list(rel.parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = path
+    return out
+
+
+def owner(name: str, layers=LAYERS) -> str:
+    """The layer entry (prefix) a module belongs to: the longest that matches."""
+    best = ""
+    for layer in layers:
+        for prefix in layer:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > len(best):
+                best = prefix
+    return best
+
+
+def rank(name: str) -> int:
+    prefix = owner(name)
+    return next(k for k, layer in enumerate(LAYERS) if prefix in layer)
+
+
+def _in_type_checking(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
+        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
+
+
+def imports(path: Path, known: set[str]) -> list[tuple[str, bool]]:
+    """(imported module, at module level) for every import statement outside
+    `if TYPE_CHECKING:` blocks; `from x import y` counts as importing x.y when that is a
+    module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: list[tuple[str, bool]] = []
+
+    def visit(node, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _in_type_checking(child):
+                continue
+            inner = top and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                   ast.Lambda, ast.ClassDef))
+            if isinstance(child, ast.Import):
+                out.extend((a.name, top) for a in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
+                out.append((child.module, top))
+                for a in child.names:
+                    sub = f"{child.module}.{a.name}"
+                    if sub in known:
+                        out.append((sub, top))
+            visit(child, inner)
+
+    visit(tree, True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def graph():
+    mods = modules()
+    known = set(mods)
+    g = nx.DiGraph()
+    for name, path in mods.items():
+        g.add_node(name)
+        for target, top in imports(path, known):
+            g.add_edge(name, target, top=g.get_edge_data(name, target, {}).get("top") or top)
+    return g, known
+
+
+def test_imports_only_go_down(graph):
+    g, known = graph
+    wrong = []
+    for a, b in g.edges:
+        if b in known and rank(b) > rank(a):
+            wrong.append(f"{a} imports {b}")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_no_import_cycles(graph):
+    g, known = graph
+    top = nx.DiGraph([(a, b) for a, b, d in g.edges(data=True) if b in known and d["top"]])
+    cycles = [c for c in nx.strongly_connected_components(top) if len(c) > 1]
+    assert not cycles, cycles
+    # nor between the layers' packages, counting lazy imports too
+    packages = nx.DiGraph((owner(a), owner(b)) for a, b in g.edges if b in known
+                          and owner(a) != owner(b))
+    assert nx.is_directed_acyclic_graph(packages), list(nx.simple_cycles(packages))
+
+
+def test_the_runtime_reads_only_the_plan_values_and_builtins(graph):
+    g, known = graph
+    wrong = [f"{a} imports {b}" for a, b in g.edges
+             if owner(a) == "runtime" and b.startswith("ddlog")
+             and owner(b) not in RUNTIME_READS and b != "ddlog"]
+    assert not wrong, wrong
+
+
+def test_nothing_before_the_runtime_imports_spark(graph):
+    g, known = graph
+    wrong = [f"{a} imports {b}" for a, b in g.edges
+             if owner(a) in NO_SPARK and b.split(".")[0] in ("pyspark", "py4j")]
+    assert not wrong, wrong
+
+
+def test_every_module_is_in_a_layer():
+    assert all(owner(m) for m in modules()), [m for m in modules() if not owner(m)]
