@@ -25,7 +25,7 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
 
 bench: $(STAMP)
-	$(BIN)/python bench/reachability.py
+	$(BIN)/python bench/run.py reach --edges 100000
 
 clean:
 	rm -rf $(VENV) build *.egg-info

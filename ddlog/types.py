@@ -8,6 +8,7 @@ runtime/schema.py, the Python value representation in ddlog/values/. The relatio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from ddlog.errors import Span
 
@@ -226,3 +227,14 @@ class RelationInfo:
     @property
     def column_names(self) -> tuple[str, ...]:
         return tuple(n for n, _ in self.columns)
+
+
+class Update(NamedTuple):
+    """One update of a relation in a transaction: insert (+1) or delete (-1) the rows of `df`
+    (a DataFrame with columns c0..cN). `rows` holds the same rows as Spark values when the
+    caller gave them in Python: the engine then reads the stored relation by them instead of
+    scanning it."""
+
+    sign: int
+    df: Any
+    rows: list[tuple] | None = None

@@ -12,11 +12,31 @@ class Config:
     # Up to this many rows, a result is collected on the JVM into a local relation (a plan
     # leaf that later plans read without a Spark job) instead of a checkpoint on executors.
     local_rows: int = 5_000
+    # Up to this many rows, a materialised result is also read into Python, so that lookups
+    # (runtime/zset.lookup) know a small delta's keys without asking Spark.
+    driver_rows: int = 2_000
     # A trace's batches of the running epoch, and of the past, before older ones are merged.
     max_cur_batches: int = 8
     max_past_batches: int = 6
     # Fixpoint iterations of a stratum in one epoch before it counts as not converging.
     max_iterations: int = 10_000
+    # Arrangements: a past batch larger than this is kept partitioned by its trace's key in
+    # this many partitions, sorted within them and cached in column batches of this many rows
+    # (small, so that a lookup of a few keys decodes little).
+    arrangements: bool = True
+    arrange_rows: int = 20_000
+    arrange_partitions: int = 4
+    arrange_batch_rows: int = 1_000
+    # A lookup with at most this many keys filters by literals (which sorted data answers by
+    # skipping what holds none of them); more keys join instead (-1: never).
+    lookup_keys: int = 256
+    # A side of a join, distinct or group of at most this many rows is read whole, not
+    # narrowed by the other side's keys: it is a local relation, and literal key lists would
+    # only make every plan over it larger.
+    narrow_rows: int = 5_000
+    # A stratum whose imports change by more than this fraction of their stored rows is
+    # evaluated from scratch and its traces rebuilt (0: whenever it has a past; inf: never).
+    recompute_ratio: float = 0.25
 
 
 DEFAULT = Config()

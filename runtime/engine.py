@@ -13,6 +13,7 @@ are made here and in runtime/stratum.py only.
 """
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
@@ -20,13 +21,14 @@ from pyspark.sql import functions as F
 
 from ddlog.plan.compile import CompiledProgram
 from ddlog.plan.normalize import UNIT
-from ddlog.types import RelationInfo
+from ddlog.types import RelationInfo, Update
 from runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime
 from runtime.trace import INF, Trace
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, materialize_many
-from runtime.zset import consolidate, semijoin_keys, union_all
+from runtime.stats import EpochStats, JobCounter
+from runtime.zset import consolidate, literal_keys, lookup, semijoin_keys, union_all
 
 Persist = Callable[[DataFrame], Frame | None]
 
@@ -58,6 +60,7 @@ class Engine:
             if keep_values and info.role == "output"}
         self.strata = [StratumRuntime(c, self.traces, config) for c in compiled.circuits]
         self.iterations: dict[int, int] = {}
+        self.last_stats: EpochStats | None = None  # what the last commit did
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -79,21 +82,26 @@ class Engine:
 
     # -- inputs ----------------------------------------------------------------------------
 
-    def effective_change(self, rel: str, updates: list[tuple[int, DataFrame]]) -> DataFrame | None:
+    def effective_change(self, rel: str, updates: list[Update]) -> DataFrame | None:
         """Updates (+1 insert / -1 delete, in order) → the set change they make: the last
-        update of a row decides whether it is present after the transaction."""
+        update of a row decides whether it is present after the transaction. The stored rows
+        are read only where the updates' keys are (a lookup, when the driver holds the
+        updated rows, which arrangements answer by key; else a semi-join)."""
         if not updates:
             return None
         cols = self.columns(rel)
-        seq = union_all([df.select(*cols, F.lit(sign).alias("_op"), F.lit(k).alias("_seq"))
-                         for k, (sign, df) in enumerate(updates)])
+        seq = union_all([u.df.select(*cols, F.lit(u.sign).alias("_op"), F.lit(k).alias("_seq"))
+                         for k, u in enumerate(updates)])
         last = seq.groupBy(*cols).agg(F.max_by("_op", "_seq").alias("_op"))
         t = self.traces[rel]
         past = t.past(0, INF)
         if past is None:
             present = None
         else:
-            present = consolidate(semijoin_keys(past.drop("_i"), last.select(*cols), cols),
+            keys = _first_keys(updates) if cols else None
+            if keys is not None and len(keys) <= self.config.lookup_keys:
+                past = lookup(past, cols[0], keys)
+            present = consolidate(semijoin_keys(past.drop(ITER), last.select(*cols), cols),
                                   cols).filter(F.col(WEIGHT) > 0)
         if present is None:
             change = last.filter(F.col("_op") > 0).select(*cols, F.lit(1).cast("long")
@@ -112,21 +120,37 @@ class Engine:
 
     # -- epochs ----------------------------------------------------------------------------
 
-    def commit(self, updates: dict[str, list[tuple[int, DataFrame]]],
+    def commit(self, updates: dict[str, list[Update]],
                persist: Persist | None = None,
                progress: Progress | None = None) -> dict[str, DataFrame]:
         """Run one epoch. Returns the change (columns c0..cN, _w; lazy) of every relation whose
         trace moved this epoch; a recursive relation's change may still net out to nothing."""
+        stats = EpochStats(self.epoch + 1)
+        counter = JobCounter(self.spark)
+        started = time.perf_counter()
         try:
-            plans = {rel: self.effective_change(rel, ups) for rel, ups in updates.items()}
-            if self.epoch == 0 and UNIT in self.traces:
-                plans[UNIT] = self.spark.range(1).select(F.lit(1).cast("long").alias(WEIGHT))
-            # the updates' size is unknown (DataFrames may be large): expect_large=None
-            for rel, frame in materialize_many(plans, expect_large=None,
-                                              config=self.config).items():
-                self.traces[rel].record(0, frame)
+            with counter.counting("inputs") as counted:
+                plans = {rel: self.effective_change(rel, ups) for rel, ups in updates.items()}
+                if self.epoch == 0 and UNIT in self.traces:
+                    plans[UNIT] = self.spark.range(1).select(
+                        F.lit(1).cast("long").alias(WEIGHT))
+                # the size of an update given as a DataFrame is unknown (expect_large=None:
+                # it may be large); updates given in Python rows are small when they are few
+                known = [u.rows for ups in updates.values() for u in ups]
+                small = (all(r is not None for r in known)
+                         and sum(map(len, known)) <= self.config.local_rows)
+                for rel, frame in materialize_many(plans, expect_large=False if small else None,
+                                                  config=self.config).items():
+                    self.traces[rel].record(0, frame)
+                    stats.rows_in += frame.rows if frame is not None else 0
+            stats.jobs += counted.jobs
             for s in self.strata:
-                self.iterations[s.circuit.stratum] = s.run_epoch(progress)
+                with counter.counting(f"stratum {s.circuit.stratum}") as counted:
+                    st = s.run_epoch(progress)
+                st.jobs, st.seconds = counted.jobs, counted.seconds
+                stats.jobs += counted.jobs
+                stats.strata.append(st)
+                self.iterations[s.circuit.stratum] = st.iterations
             # Lazy: the epoch's batches are materialised, so reading them later is cheap and
             # stays valid after they are folded into `past`.
             changes: dict[str, DataFrame] = {}
@@ -141,8 +165,14 @@ class Engine:
         except BaseException:
             self.abort()
             raise
-        self.end_epoch(persist)
+        stats.rows_out = sum(b.rows for rel, info in self.compiled.relations.items()
+                             if info.role == "output" for b in self.traces[rel].cur_batches)
+        with counter.counting("end of epoch") as counted:
+            self.end_epoch(persist)
+        stats.jobs += counted.jobs
         self.epoch += 1
+        stats.seconds = time.perf_counter() - started
+        self.last_stats = stats
         return changes
 
     def end_epoch(self, persist: Persist | None) -> None:
@@ -174,6 +204,13 @@ class Engine:
         for s in self.strata:
             out.update(s.traces())
         return out
+
+
+def _first_keys(updates: list[Update]) -> set | None:
+    """The first column's values of the updated rows, when every update holds its rows."""
+    if any(u.rows is None for u in updates):
+        return None
+    return literal_keys(r[0] for u in updates for r in u.rows)
 
 
 def read_value(spark: SparkSession, info: RelationInfo, manifest, state,

@@ -8,9 +8,11 @@ one a checkpoint on the executors. Several Z-sets are materialised by one Spark 
 """
 from __future__ import annotations
 
+import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
-from typing import Hashable
+from typing import Hashable, Iterator
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -19,14 +21,70 @@ from pyspark.sql.classic.dataframe import DataFrame
 from runtime.config import DEFAULT, Config
 
 
+# The settings under which a small action runs as ONE Spark job of single-task stages: no
+# adaptive execution (it submits every shuffle stage as a job of its own), no automatic
+# broadcast (a broadcast of anything but a bare local relation is a job too), one shuffle
+# partition and one partition per local relation (a union of many tiny leaves would otherwise
+# run a task per leaf partition).
+_DRIVER_SIZED = {
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.leafNodeDefaultParallelism": "1",
+    "spark.sql.codegen.wholeStage": "false",
+    # Pushing a semi- or anti-join below a union copies the join's other side into every
+    # branch; over small unions of small leaves that only multiplies the plan (a distinct's
+    # step over a few batches grew to a thousand plan lines)
+    "spark.sql.optimizer.excludedRules":
+        "org.apache.spark.sql.catalyst.optimizer.PushDownLeftSemiAntiJoin,"
+        "org.apache.spark.sql.catalyst.optimizer.PushLeftSemiLeftAntiThroughJoin",
+}
+
+
+@contextmanager
+def spark_settings(spark, settings: dict[str, str]) -> Iterator[None]:
+    """SQL settings for the actions started inside (Spark reads them when it plans an
+    action), restored afterwards."""
+    conf = spark.conf
+    saved = {k: conf.get(k, None) for k in settings}
+    for k, v in settings.items():
+        conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                conf.unset(k)
+            else:
+                conf.set(k, v)
+
+
+def driver_sized(spark):
+    """Plan and run the actions inside for data a driver holds easily."""
+    return spark_settings(spark, _DRIVER_SIZED)
+
+
+def one_job(spark):
+    """Plan and run the actions inside as one Spark job each: without adaptive execution,
+    which runs every shuffle stage as a job of its own (and re-plans between them). The
+    engine's joins say themselves where a broadcast pays (hints), so little is lost."""
+    return spark_settings(spark, {"spark.sql.adaptive.enabled": "false"})
+
+
 @dataclass
 class Frame:
     """A materialised Z-set (its lineage cut) and its row count, known on the driver.
-    `tags` counts rows per value of the tag column, when one was asked for."""
+    `tags` counts rows per value of the tag column, when one was asked for; `local` says the
+    rows are held by the driver (a local relation: reading them, or a projection or filter of
+    them, takes no Spark job). `values`, when the frame is small enough (config.driver_rows),
+    are its rows in Python, column -> value: what later lookups take their keys from without
+    asking Spark."""
 
     df: DataFrame
     rows: int
     tags: dict | None = None
+    local: bool = False
+    values: list[dict] | None = None
 
 
 def materialize(df: DataFrame | None, tag: str | None = None, expect_large: bool = False,
@@ -45,54 +103,56 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     cut from its lineage and counted, per value of its `tags` column too; empty ones come
     back as None.
 
-    The frames are packed side by side into one DataFrame (a slot column `_t` says whose row
-    it is, `_g` carries the row's tag value; each frame has columns of its own, null in the
-    other frames' rows), so that Spark runs all their plans as one job, with independent
-    stages in parallel, instead of one job after another.
+    The frames are packed side by side into one DataFrame: a slot column `_t` says whose row
+    it is, `_g` carries the row's tag value, and each frame's row is one struct column of its
+    own (null in the other frames' rows), so that Spark runs all their plans as one job.
 
-    When the result is expected small, the packed rows are collected on the JVM and become a
-    local relation (a plan leaf holding the rows, with exact statistics, that later broadcasts
-    and scans read without a Spark job); the rows' tags are counted on the driver. Otherwise
-    it is a local checkpoint on the executors (checkpoint_leaf), counted by an aggregate in the
-    same action. `expect_large=None` (size unknown, e.g. a user's DataFrame) takes that way
-    and then, if the result is small after all, turns it into a local relation (a second,
-    cheap action)."""
+    When the result is expected small, the action runs `driver_sized` (one job) and the
+    packed rows are collected on the JVM into a local relation (a plan leaf holding the rows,
+    with exact statistics, that later plans read without a Spark job); the rows' tags are
+    counted on the driver. Otherwise it is a local checkpoint on the executors
+    (checkpoint_leaf), counted by an aggregate in the same action. `expect_large=None` (size
+    unknown, e.g. a user's DataFrame) takes that way and then, if the result is small after
+    all, turns it into a local relation (a second, cheap action)."""
     tags = tags or {}
     keys = [k for k, d in dfs.items() if d is not None]
     out: dict[Hashable, Frame | None] = {k: None for k in dfs}
     if not keys:
         return out
+    spark = dfs[keys[0]].sparkSession
+    structs = [T.StructType(dfs[k].schema.fields) for k in keys]
+    nulls = [F.lit(None).cast(st).alias(f"s{slot}") for slot, st in enumerate(structs)]
     parts = []
-    layout: list[tuple[str, T.DataType, int]] = []  # packed column, type, slot
-    for slot, k in enumerate(keys):
-        for j, f in enumerate(dfs[k].schema.fields):
-            layout.append((f"f{slot}_{j}", f.dataType, slot))
     for slot, k in enumerate(keys):
         df = dfs[k]
         tag = tags.get(k)
         g = F.col(tag).cast("long") if tag else F.lit(None).cast("long")
-        cols = [F.lit(slot).alias("_t"), g.alias("_g")]
-        names = df.columns
-        for name, dtype, owner in layout:
-            if owner == slot:
-                j = int(name.split("_", 1)[1])
-                cols.append(F.col(names[j]).alias(name))
-            else:
-                cols.append(F.lit(None).cast(dtype).alias(name))
-        parts.append(df.select(*cols))
+        own = F.struct(*[F.col(c) for c in df.columns]).alias(f"s{slot}")
+        parts.append(df.select(F.lit(slot).alias("_t"), g.alias("_g"),
+                               *[own if j == slot else nulls[j] for j in range(len(keys))]))
     packed = reduce(lambda a, b: a.union(b), parts)
     counts: dict[tuple[int, int | None], int] = {}
+    values: dict[int, list[dict]] | None = None
+    local = False
     if expect_large is not False:
-        base = checkpoint_leaf(packed)
-        for r in base.groupBy("_t", "_g").count().collect():
-            counts[(r[0], r[1])] = r[2]
-        if expect_large is None and sum(counts.values()) <= config.local_rows:
-            base, _ = local_relation(base)
+        with one_job(spark):
+            base = checkpoint_leaf(packed)
+            for r in base.groupBy("_t", "_g").count().collect():
+                counts[(r[0], r[1])] = r[2]
+        n = sum(counts.values())
+        if expect_large is None and n <= config.local_rows:
+            with driver_sized(spark):
+                base, _ = local_relation(base)
+            local = True
+            if n <= config.driver_rows:
+                values = _values(base, [dfs[k].columns for k in keys])
     else:
-        # small: one task reads it all (a union of many small leaves would otherwise run
-        # one task per leaf partition, which is what costs time at this size)
-        base, n = local_relation(packed.coalesce(1))
+        with driver_sized(spark):
+            base, n = local_relation(packed)
         if n <= config.local_rows:
+            local = True
+            if n <= config.driver_rows:
+                values = _values(base, [dfs[k].columns for k in keys])
             for r in base.select("_t", "_g").collect():  # local rows: no Spark job
                 counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
         else:
@@ -106,12 +166,20 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         rows = sum(per_tag.values())
         if not rows:
             continue
-        names = dfs[k].columns
         df = base.filter(F.col("_t") == slot).select(
-            *[F.col(f"f{slot}_{j}").alias(n) for j, n in enumerate(names)])
-        if rows <= config.local_rows:
-            df = df.coalesce(1)
-        out[k] = Frame(df, rows, per_tag if k in tags else None)
+            *[F.col(f"s{slot}.{c}").alias(c) for c in dfs[k].columns])
+        out[k] = Frame(df, rows, per_tag if k in tags else None, local,
+                       values.get(slot, []) if values is not None else None)
+    return out
+
+
+def _values(base: DataFrame, columns: list[list[str]]) -> dict[int, list[dict]]:
+    """The rows of a packed local relation in Python, per slot (reading a local relation
+    takes no Spark job)."""
+    out: dict[int, list[dict]] = {}
+    for r in base.collect():
+        slot = r[0]
+        out.setdefault(slot, []).append(dict(zip(columns[slot], r[2 + slot])))
     return out
 
 
@@ -123,6 +191,35 @@ def local_relation(df: DataFrame) -> tuple[DataFrame, int]:
     jrows = df._jdf.collectAsList()
     local = spark._jsparkSession.createDataFrame(jrows, df._jdf.schema())
     return DataFrame(local, spark), jrows.size()
+
+
+def local_frame(spark, schema: T.StructType, rows: list[tuple]) -> DataFrame:
+    """Rows given in Python (Spark values, as createDataFrame takes them) as a local relation
+    built on the JVM, so that reading them runs no Python worker and no Spark job (the rows of
+    a `createDataFrame` stay in a Python RDD, which every plan that reads them runs again).
+    They travel as JSON lines, one string, and the optimiser folds the parse into the leaf."""
+    jspark = spark._jsparkSession
+    jvm = spark._jvm
+    if not rows:
+        return DataFrame(jspark.createDataFrame(jvm.java.util.ArrayList(),
+                                                jspark.parseDataType(schema.json())), spark)
+    lines = "\n".join(json.dumps(_json_value(r, schema), allow_nan=True) for r in rows)
+    jlines = jvm.java.util.regex.Pattern.compile("\n").splitAsStream(lines).toList()
+    text = DataFrame(jspark.createDataset(jlines, jvm.org.apache.spark.sql.Encoders.STRING())
+                     .toDF(), spark)
+    parsed = F.from_json("value", schema, {"allowNonNumericNumbers": "true"})
+    return text.select(parsed.alias("r")).select(*[F.col(f"r.{f.name}").alias(f.name)
+                                                   for f in schema.fields])
+
+
+def _json_value(v, t: T.DataType):
+    if v is None:
+        return None
+    if isinstance(t, T.StructType):
+        return {f.name: _json_value(x, f.dataType) for f, x in zip(t.fields, v)}
+    if isinstance(t, T.ArrayType):
+        return [_json_value(x, t.elementType) for x in v]
+    return v
 
 
 def checkpoint_leaf(df: DataFrame) -> DataFrame:
@@ -140,3 +237,14 @@ def checkpoint_leaf(df: DataFrame) -> DataFrame:
     return DataFrame(spark._jsparkSession.createDataFrame(jrdd, df._jdf.schema()), spark)
 
 
+def arrange(df: DataFrame, keys: list[str], config: Config = DEFAULT) -> DataFrame:
+    """`df` hash-partitioned by `keys` (so a join by them does not shuffle it again), sorted by
+    them within each partition and cached in small column batches (so a literal lookup of a
+    few keys skips every batch whose key range holds none of them): an arrangement. Built
+    once, by a job of its own."""
+    batch = {"spark.sql.inMemoryColumnarStorage.batchSize": str(config.arrange_batch_rows)}
+    with spark_settings(df.sparkSession, batch):
+        out = (df.repartition(config.arrange_partitions, *keys)
+               .sortWithinPartitions(*keys).cache())
+        out.count()  # build the cache now, with the batch size set above
+    return out

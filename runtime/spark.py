@@ -21,6 +21,10 @@ DEFAULTS: dict[str, str] = {
     "spark.default.parallelism": str(max(2, os.cpu_count() or 2)),
     "spark.driver.memory": "4g",
     "spark.sql.session.timeZone": "UTC",
+    # PySpark's DataFrame debugging records the Python call site of every DataFrame and
+    # Column call on the JVM (three py4j round trips each); the engine builds thousands of
+    # them per epoch, and reports its errors itself.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
 

@@ -25,14 +25,16 @@ from typing import Callable
 from pyspark.sql import DataFrame
 
 from ddlog.errors import EvaluationError
-from ddlog.plan.circuit import Circuit, Delay, FlatMap, Import, Negate, Output, Select, Union_
+from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import,
+                                Join, Negate, Output, Select, Union_)
 from runtime.config import DEFAULT, Config
 from runtime.operators import Context, Operator, build_operator
-from runtime.operators.linear import linear_fn
-from runtime.physical import materialize_many
-from runtime.schema import ITER
-from runtime.trace import Flat, Mapped, Shifted, Summed, Trace, TraceView
-from runtime.zset import union_all
+from runtime.operators.linear import column_sources, linear_fn
+from runtime.physical import driver_sized, materialize_many
+from runtime.schema import ITER, WEIGHT
+from runtime.stats import StratumStats
+from runtime.trace import INF, Flat, Mapped, Shifted, Summed, Trace, TraceView
+from runtime.zset import consolidate, negate, union_all
 
 Progress = Callable[[str], None]
 
@@ -47,7 +49,6 @@ class StratumRuntime:
         self.views: dict[int, TraceView] = {}
         self.ops: dict[int, Operator] = {}
         self.out_traces: dict[int, Trace] = {}
-        self.last_iterations = 0
         self.large = False  # whether the last iteration's deltas were too large to collect
         rel_of_distinct = {d: r for r, d in circuit.delays.items()}
         for node in circuit.nodes:
@@ -55,9 +56,56 @@ class StratumRuntime:
                 rel = rel_of_distinct.get(node.id)
                 self.out_traces[node.id] = (relation_traces[rel] if rel is not None
                                             else Trace(list(node.columns), config))
+        self.levels = self._levels()
         for node in circuit.nodes:
             self._build(node)
         self.waves = self._waves()
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Tell each trace that a join, distinct or group reads by key by which columns, so
+        that it keeps its large batches arranged by them (Trace.arrange_by): the key columns
+        of the reading node are followed back through linear nodes to the traces that hold
+        them. A trace read by several keys keeps the first (joins come first: they read the
+        largest traces)."""
+        reads: list[tuple[int, list[str]]] = []
+        for node in self.circuit.nodes:
+            if isinstance(node, (Join, AntiJoin)):
+                reads += [(node.left, list(node.left_keys)), (node.right, list(node.right_keys))]
+        for node in self.circuit.nodes:
+            if isinstance(node, Distinct):
+                reads.append((node.input, list(node.columns)))
+            elif isinstance(node, GroupBy):
+                reads.append((node.input, list(node.keys)))
+        for nid, cols in reads:
+            if not cols:
+                continue
+            for trace, held in self._holders(nid, cols):
+                if trace.arrange_by is None:
+                    trace.arrange_by = tuple(held)
+        if self.circuit.recursive:
+            for node in self.circuit.nodes:
+                if isinstance(node, Import):
+                    self.relation_traces[node.relation].arrange_cur = True
+
+    def _holders(self, nid: int, cols: list[str]) -> list[tuple[Trace, list[str]]]:
+        """The stored traces that node `nid`'s columns `cols` come from, with their names
+        there; only where every one of them is a column passed through unchanged."""
+        node = self.circuit.node(nid)
+        if isinstance(node, (Import, Delay)):
+            return [(self.relation_traces[node.relation], cols)]
+        if isinstance(node, (Select, FlatMap, Negate)):
+            src = column_sources(node)
+            if any(c not in src for c in cols):
+                return []
+            return self._holders(node.input, [src[c] for c in cols])
+        if isinstance(node, Union_):
+            return [h for s in node.sources for h in self._holders(s, cols)]
+        if isinstance(node, Output):
+            return self._holders(node.input, cols)
+        if nid in self.out_traces:
+            return [(self.out_traces[nid], cols)]
+        return []
 
     def _build(self, node) -> None:
         """The trace view of `node`: a view over other traces for a linear node, the trace its
@@ -68,19 +116,31 @@ class StratumRuntime:
         elif isinstance(node, Delay):
             v[node.id] = Shifted(self.relation_traces[node.relation])
         elif isinstance(node, (Select, FlatMap, Negate)):
-            v[node.id] = Mapped(v[node.input], linear_fn(node))
+            v[node.id] = Mapped(v[node.input], linear_fn(node), column_sources(node))
         elif isinstance(node, Union_):
             v[node.id] = Summed([v[s] for s in node.sources])
         elif isinstance(node, Output):
             v[node.id] = v[node.input]
         else:
             v[node.id] = self.out_traces[node.id]
-            self.ops[node.id] = build_operator(node, Context(v, self.circuit, self.config))
+            self.ops[node.id] = build_operator(
+                node, Context(v, self.circuit, self.config, self.levels))
 
-    def run_epoch(self, progress: Progress | None = None) -> int:
-        """Compute this epoch's deltas of every operator; returns the iterations run."""
+    def run_epoch(self, progress: Progress | None = None) -> StratumStats:
+        """Compute this epoch's deltas of every operator; says what it did."""
         c = self.circuit
         name = ", ".join(c.relations)
+        stats = StratumStats(c.stratum, tuple(c.relations))
+        imports = {n.relation for n in c.nodes if isinstance(n, Import)}
+        stats.rows_in = sum(self.relation_traces[r].cur_rows(0, INF) for r in imports)
+        if not stats.rows_in:
+            return stats  # nothing this stratum reads changed: nothing to do
+        fresh = self._fresh(imports)
+        if not fresh and self._recompute_pays(imports, stats.rows_in):
+            return self._recompute(imports, stats, progress)
+        stats.mode = "fresh" if fresh else "incremental"
+        for op in self.ops.values():
+            op.begin_epoch(fresh)
         feedback = set(c.delays.values()) if c.recursive else set()
         i, steps = 0, 0
         while True:
@@ -103,8 +163,65 @@ class StratumRuntime:
             if nxt is None:
                 break
             i = nxt
-        self.last_iterations = steps
-        return steps
+        stats.iterations = steps
+        stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
+        return stats
+
+    def _fresh(self, imports: set[str]) -> bool:
+        """Whether this epoch evaluates the stratum from nothing: no trace it reads or
+        writes has a past (so every change is an insertion)."""
+        own = [*self.out_traces.values(),
+               *(self.relation_traces[r] for r in (*imports, *self.circuit.relations))]
+        return not any(t.batches for t in own)
+
+    def _recompute_pays(self, imports: set[str], rows_in: int) -> bool:
+        """Whether this epoch's change is large enough, next to what the stratum reads, that
+        evaluating it from scratch costs less than iterating the change through its traces
+        (whose every iteration joins the change with the past as well as with itself)."""
+        stored = sum(self.relation_traces[r].past_rows() for r in imports)
+        return rows_in > self.config.recompute_ratio * stored
+
+    def _recompute(self, imports: set[str], stats: StratumStats,
+                   progress: Progress | None) -> StratumStats:
+        """The cost-based fallback: evaluate the stratum from nothing over its imports' whole
+        values (a first epoch, semi-naive, on scratch traces), then rebuild its traces from
+        that run: each one's change this epoch is new - past (what downstream strata and
+        readers of `cur` see), and at the epoch's end the new content replaces the past."""
+        c = self.circuit
+        values = {r: _whole_value(self.relation_traces[r]) for r in imports}
+        frames = materialize_many(values, expect_large=None, config=self.config)
+        scratch: dict[str, Trace] = {}
+        for r in [*imports, *c.relations]:
+            scratch[r] = Trace(list(self.relation_traces[r].columns), self.config)
+        for r in imports:
+            scratch[r].record(0, frames[r])
+        run = StratumRuntime(c, scratch, self.config)
+        done = run.run_epoch(progress)
+        pairs = [(self.relation_traces[r], scratch[r]) for r in c.relations]
+        pairs += [(t, run.out_traces[nid]) for nid, t in self.traces_by_node().items()]
+        changes = materialize_many(
+            {k: _rebuilt_change(old, new) for k, (old, new) in enumerate(pairs)},
+            expect_large=None, config=self.config)
+        for k, (old, new) in enumerate(pairs):
+            old.rebuild(new.cur_batches, changes[k])
+        for r in imports:
+            scratch[r].abort_epoch()  # frees the scratch copies' caches
+        stats.mode = "recomputed"
+        stats.iterations = done.iterations
+        stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
+        return stats
+
+    def _levels(self) -> dict[int, int]:
+        """Each node's wave: the number of stateful operators on its longest path from an
+        import or delay within one iteration (a stateful node counts itself)."""
+        level: dict[int, int] = {}
+        for node in self.circuit.nodes:
+            if isinstance(node, (Import, Delay)):
+                level[node.id] = 0
+                continue
+            below = max((level[k] for k in node.inputs), default=0)
+            level[node.id] = below + 1 if node.stateful else below
+        return level
 
     def _waves(self) -> list[tuple[list[int], list[str]]]:
         """The stateful operators (and linear-fed relations) grouped by depth within one
@@ -112,13 +229,7 @@ class StratumRuntime:
         the delay), so each wave is one Spark action over materialised inputs only. (Planning
         a whole iteration as one action instead re-plans shared sub-plans once per use: the
         plan grows exponentially with the chain of operators.)"""
-        level: dict[int, int] = {}
-        for node in self.circuit.nodes:
-            if isinstance(node, (Import, Delay)):
-                level[node.id] = 0
-                continue
-            below = max((level[k] for k in node.inputs), default=0)
-            level[node.id] = below + 1 if node.id in self.ops else below
+        level = self.levels
         depth = max([level[n] for n in self.ops] + [0])
         linear_fed = {rel: nid for rel, nid in self.circuit.delays.items() if nid not in self.ops}
         waves = []
@@ -139,11 +250,18 @@ class StratumRuntime:
             # GroupBy) has no operator recording its trace: its delta is materialised here.
             fed = {rel: df.drop(ITER) for rel in rels
                    if (df := self.views[self.circuit.delays[rel]].cur(i, i)) is not None}
+            if not steps and not fed:
+                continue  # nothing changes in this wave: no action (and no probes)
+            probes = {("probe", nid, k): p for nid in ops
+                      for k, p in enumerate(self.ops[nid].probes(i))}
             plans = {("op", nid): st.materialised for nid, st in steps.items()}
             plans.update({("rel", rel): df for rel, df in fed.items()})
+            plans.update({key: p.df for key, p in probes.items()})
             tags = {("op", nid): st.tag for nid, st in steps.items() if st.tag}
             large = self.large or sum(st.est for st in steps.values()) > self.config.local_rows
             frames = materialize_many(plans, tags, expect_large=large, config=self.config)
+            for key, p in probes.items():
+                p.answer(frames[key])
             for nid, st in steps.items():
                 raw = frames[("op", nid)]
                 total += raw.rows if raw is not None else 0
@@ -170,17 +288,19 @@ class StratumRuntime:
             for h in op.horizon(i):
                 (queries if isinstance(h, DataFrame) else known).append(h)
         if queries:
-            known += [r[0] for r in union_all(queries).collect() if r[0] is not None]
+            with driver_sized(queries[0].sparkSession):
+                known += [r[0] for r in union_all(queries).collect() if r[0] is not None]
         return min(known) if known else None
 
-    def traces(self) -> dict[str, Trace]:
-        """The operator-owned traces (relation traces belong to the engine)."""
-        own = {}
+    def traces_by_node(self) -> dict[int, Trace]:
+        """The operator-owned traces (relation traces belong to the engine), by node."""
         rels = set(id(t) for t in self.relation_traces.values())
-        for nid, t in self.out_traces.items():
-            if id(t) not in rels:
-                own[f"s{self.circuit.stratum}_n{nid}"] = t
-        return own
+        return {nid: t for nid, t in self.out_traces.items() if id(t) not in rels}
+
+    def traces(self) -> dict[str, Trace]:
+        """The operator-owned traces by their stored names."""
+        return {f"s{self.circuit.stratum}_n{nid}": t
+                for nid, t in self.traces_by_node().items()}
 
     def end_epoch(self) -> None:
         """The operators' per-epoch state is dropped (the engine folds the traces)."""
@@ -192,6 +312,20 @@ class StratumRuntime:
             t.abort_epoch()
         for op in self.ops.values():
             op.abort_epoch()
+
+
+def _whole_value(t: Trace) -> DataFrame | None:
+    """A relation's value after this epoch's change (a Z-set, no iterations)."""
+    df = union_all([t.past(0, INF), t.cur(0, INF)])
+    return None if df is None else consolidate(df.drop(ITER), t.columns)
+
+
+def _rebuilt_change(old: Trace, new: Trace) -> DataFrame | None:
+    """Per iteration, what a recomputed trace's new content adds to the old: new - past."""
+    df = union_all([new.cur(0, INF), negate(old.past(0, INF))])
+    if df is None:
+        return None
+    return consolidate(df, old.columns + [ITER]).select(*old.columns, ITER, WEIGHT)
 
 
 def stderr_progress(msg: str) -> None:

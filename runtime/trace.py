@@ -19,9 +19,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from runtime.config import DEFAULT, Config
-from runtime.physical import Frame, materialize
+from runtime.physical import Frame, arrange, materialize
 from runtime.schema import ITER, WEIGHT
-from runtime.zset import consolidate, union_all
+from runtime.zset import consolidate, literal_keys, union_all
 
 INF = 1 << 30
 
@@ -33,31 +33,55 @@ class Batch:
     hi: int  # highest iteration present
     rows: int
     lazy: bool = False  # a plan, not yet materialised (end_epoch folds it with the others)
+    arranged: bool = False  # partitioned and sorted by the trace's arrangement key, cached
     path: str | None = None  # where durable state stored it (runtime/state.py), if it did
     files: dict[str, int] | None = None  # ... and the files it wrote there, with their sizes
+    # its rows in Python, when small (physical.Frame.values), read for keys only: after a
+    # merge, the merged batches' rows (a superset of the keys, as rows may have cancelled)
+    values: list[dict] | None = None
 
 
-def _select(batches: list[Batch], lo: int, hi: int, config: Config) -> DataFrame | None:
-    parts, rows = [], 0
+def _keys(batches: list[Batch], lo: int, hi: int, col: str) -> set | None:
+    out: set = set()
     for b in batches:
         if b.hi < lo or b.lo > hi:
             continue
-        df = b.df
+        keys = None if b.values is None else literal_keys(r[col] for r in b.values)
+        if keys is None:
+            return None
+        out |= keys
+    return out
+
+
+def _select(batches: list[Batch], lo: int, hi: int,
+            read: Callable[[Batch], DataFrame] = lambda b: b.df) -> DataFrame | None:
+    parts = []
+    for b in batches:
+        if b.hi < lo or b.lo > hi:
+            continue
+        df = read(b)
         if b.lo < lo or b.hi > hi:
             df = df.filter((F.col(ITER) >= lo) & (F.col(ITER) <= hi))
         parts.append(df)
-        rows += b.rows
-    if len(parts) > 1 and rows <= config.local_rows:
-        # small batches: one task for the lot, not one per batch partition
-        return union_all(parts).coalesce(1)
     return union_all(parts)
+
+
+def _rows(batches: list[Batch], lo: int, hi: int) -> int:
+    return sum(b.rows for b in batches if not (b.hi < lo or b.lo > hi))
 
 
 class TraceView(Protocol):
     def past(self, lo: int, hi: int) -> DataFrame | None: ...
     def cur(self, lo: int, hi: int) -> DataFrame | None: ...
     def cur_rows(self, lo: int, hi: int) -> int: ...
+    def past_rows(self, lo: int, hi: int) -> int: ...
     def past_iters(self) -> set[int]: ...
+
+    def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
+        """The values of column `col` in cur[lo..hi], when the driver holds them (small
+        batches, literal-like values): None when it does not. A superset is allowed (a
+        filter may drop rows), since callers only narrow reads by it."""
+        ...
 
 
 @dataclass
@@ -69,23 +93,47 @@ class Trace:
     batches: list[Batch] = field(default_factory=list)
     iters: set[int] = field(default_factory=set)  # iterations present in past (a superset)
     cur_batches: list[Batch] = field(default_factory=list)
+    # The columns lookups and joins read this trace by (its arrangement): large past batches
+    # are kept partitioned by them and sorted within partitions, cached (physical.arrange).
+    arrange_by: tuple[str, ...] | None = None
+    # ... and this epoch's large batches too (a relation imported by a recursive stratum:
+    # every iteration joins with the whole of it when it is new)
+    arrange_cur: bool = False
+    # A recomputed epoch's new past (rebuild): end_epoch replaces the batches by these
+    rebuilt: list[Batch] | None = None
 
     # -- reading -------------------------------------------------------------------------
 
     def past(self, lo: int, hi: int) -> DataFrame | None:
-        return _select(self.batches, lo, hi, self.config)
+        return _select(self.batches, lo, hi, self._arranged)
 
     def cur(self, lo: int, hi: int) -> DataFrame | None:
-        return _select(self.cur_batches, lo, hi, self.config)
+        if self.arrange_cur:
+            return _select(self.cur_batches, lo, hi, self._arranged)
+        return _select(self.cur_batches, lo, hi)
 
     def cur_rows(self, lo: int, hi: int) -> int:
-        return sum(b.rows for b in self.cur_batches if not (b.hi < lo or b.lo > hi))
+        return _rows(self.cur_batches, lo, hi)
+
+    def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
+        return _keys(self.cur_batches, lo, hi, col)
+
+    def past_rows(self, lo: int = 0, hi: int = INF) -> int:
+        return _rows(self.batches, lo, hi)
 
     def past_iters(self) -> set[int]:
         return self.iters
 
-    def past_rows(self) -> int:
-        return sum(b.rows for b in self.batches)
+    def _arranged(self, b: Batch) -> DataFrame:
+        """A batch as reads use it: arranged first when it is large (once: batches never
+        change), so that a join by the key does not shuffle it and a lookup of a few keys
+        reads a few of its cached column batches. Merging batches releases their caches
+        (_release)."""
+        if (self.arrange_by and not b.arranged and b.rows > self.config.arrange_rows
+                and self.config.arrangements):
+            b.df = arrange(b.df, list(self.arrange_by), self.config)
+            b.arranged = True
+        return b.df
 
     # -- writing -------------------------------------------------------------------------
 
@@ -95,12 +143,14 @@ class Trace:
         if frame is None:
             return
         self.cur_batches.append(Batch(frame.df.withColumn(ITER, F.lit(i)), i, i, frame.rows,
-                                      lazy))
+                                      lazy, values=frame.values))
         if len(self.cur_batches) > self.config.max_cur_batches:
             # keep plans small in long fixpoints: fold the older iterations into one batch
             old, self.cur_batches = self.cur_batches[:-2], self.cur_batches[-2:]
             merged = self._merge(old)
             if merged is not None:
+                if all(b.values is not None for b in old):
+                    merged.values = [r for b in old for r in b.values]
                 self.cur_batches.insert(0, merged)
 
     def _merge_plan(self, batches: list[Batch]) -> DataFrame | None:
@@ -121,11 +171,33 @@ class Trace:
         if fr is None:
             return None
         return Batch(fr.df, min(b.lo for b in batches), max(b.hi for b in batches), fr.rows,
-                     path=getattr(fr, "path", None), files=getattr(fr, "files", None))
+                     path=getattr(fr, "path", None), files=getattr(fr, "files", None),
+                     values=fr.values)
+
+    def rebuild(self, new: list[Batch], change: Frame | None) -> None:
+        """This epoch recomputed the trace from scratch: `new` is its whole content (as a
+        first epoch would have recorded it), `change` = new - past, what readers of this
+        epoch's `cur` see. At the epoch's end `new` replaces the past instead of adding to it,
+        so that a recompute leaves no cancelled history behind."""
+        hi = max((b.hi for b in [*new, *self.batches]), default=0)
+        self.cur_batches = [] if change is None else [
+            Batch(change.df, 0, hi, change.rows, values=change.values)]
+        self.rebuilt = list(new)
 
     def fold_plan(self) -> DataFrame | None:
         """The epoch's batches merged into one, as a plan, when there are several: the engine
-        materialises every trace's with one action and hands each back to `end_epoch`."""
+        materialises every trace's with one action and hands each back to `end_epoch`.
+        A small trace is kept as one batch, past and cur merged (the epoch's end replaces the
+        past by it, as after a rebuild): reading it then is one small leaf, not a union per
+        epoch whose plans grow with every join over it."""
+        if (self.rebuilt is None and self.cur_batches
+                and len(self.batches) + len(self.cur_batches) > 1
+                and self.past_rows() + self.cur_rows(0, INF) <= self.config.local_rows):
+            self.rebuilt = self.batches + self.cur_batches
+        if self.rebuilt is not None:
+            if len(self.rebuilt) > 1 or any(b.lazy for b in self.rebuilt):
+                return self._merge_plan(self.rebuilt)
+            return None
         if len(self.cur_batches) > 1 or any(b.lazy for b in self.cur_batches):
             return self._merge_plan(self.cur_batches)
         return None
@@ -143,6 +215,9 @@ class Trace:
         When the spine grows past config.max_past_batches, the newest batches are merged until sizes
         decrease geometrically, which keeps it logarithmic in the number of epochs.
         `folded` = [the materialised fold_plan()], when the caller ran it."""
+        if self.rebuilt is not None:
+            self._end_rebuild(persist, folded)
+            return
         if self.cur_batches:
             self.iters |= {k for b in self.cur_batches for k in range(b.lo, b.hi + 1)}
             if persist is None and len(self.cur_batches) == 1 and not self.cur_batches[0].lazy:
@@ -151,13 +226,31 @@ class Trace:
                 batch = self._merged(self.cur_batches, folded[0])
                 if batch is not None:
                     self.batches.append(batch)
+                _release(self.cur_batches)
             else:
                 batch = self._merge(self.cur_batches, persist)
                 if batch is not None:
                     self.batches.append(batch)
+                _release(self.cur_batches)
         self.cur_batches = []
         if len(self.batches) > self.config.max_past_batches:
             self.compact(persist)
+
+    def _end_rebuild(self, persist: Callable[[DataFrame], Frame | None] | None,
+                     folded: list[Frame | None] | None) -> None:
+        new, old = self.rebuilt or [], self.batches
+        self.rebuilt = None
+        if persist is None and len(new) == 1 and not new[0].lazy:
+            batch: Batch | None = new[0]
+        elif persist is None and folded is not None:
+            batch = self._merged(new, folded[0])
+        else:
+            batch = self._merge(new, persist) if new else None
+        _release([b for b in [*old, *self.cur_batches, *new] if b is not batch])
+        self.batches = [batch] if batch is not None else []
+        self.iters = set() if batch is None else {
+            k for b in new for k in range(b.lo, b.hi + 1)}
+        self.cur_batches = []
 
     def compact(self, persist: Callable[[DataFrame], Frame | None] | None = None) -> None:
         """Merge the longest suffix of batches that the batch before it does not outweigh
@@ -169,10 +262,22 @@ class Trace:
             total += self.batches[j].rows
         j = min(j, len(self.batches) - 2)  # merge at least two
         merged = self._merge(self.batches[j:], persist)
+        _release(self.batches[j:])
         self.batches = self.batches[:j] + ([merged] if merged is not None else [])
 
     def abort_epoch(self) -> None:
+        _release(self.cur_batches + (self.rebuilt or []))
         self.cur_batches = []
+        self.rebuilt = None
+
+
+def _release(batches: list[Batch]) -> None:
+    """Free the caches of arranged batches that were merged into others (materialised
+    already) or dropped."""
+    for b in batches:
+        if b.arranged:
+            b.df.unpersist()
+            b.arranged = False
 
 
 @dataclass
@@ -196,6 +301,12 @@ class Flat:
     def cur_rows(self, lo: int, hi: int) -> int:
         return 0 if lo > 0 else self.base.cur_rows(0, INF)
 
+    def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
+        return set() if lo > 0 else self.base.cur_keys(0, INF, col)
+
+    def past_rows(self, lo: int, hi: int) -> int:
+        return 0 if lo > 0 else self.base.past_rows(0, INF)
+
     def past_iters(self) -> set[int]:
         return {0} if self.base.past_iters() else set()
 
@@ -218,16 +329,25 @@ class Shifted:
     def cur_rows(self, lo: int, hi: int) -> int:
         return 0 if hi < 1 else self.base.cur_rows(max(lo - 1, 0), hi - 1)
 
+    def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
+        return set() if hi < 1 else self.base.cur_keys(max(lo - 1, 0), hi - 1, col)
+
+    def past_rows(self, lo: int, hi: int) -> int:
+        return 0 if hi < 1 else self.base.past_rows(max(lo - 1, 0), hi - 1)
+
     def past_iters(self) -> set[int]:
         return {i + 1 for i in self.base.past_iters()}
 
 
 @dataclass
 class Mapped:
-    """A linear operator applied to a trace (it maps each (row, _i, _w) on its own)."""
+    """A linear operator applied to a trace (it maps each (row, _i, _w) on its own).
+    `sources` names, for each output column that is an input column unchanged (or renamed),
+    that input column: keys of those are read through."""
 
     base: TraceView
     fn: Callable[[DataFrame], DataFrame]
+    sources: dict[str, str] = field(default_factory=dict)
 
     def past(self, lo: int, hi: int) -> DataFrame | None:
         df = self.base.past(lo, hi)
@@ -239,6 +359,13 @@ class Mapped:
 
     def cur_rows(self, lo: int, hi: int) -> int:
         return self.base.cur_rows(lo, hi)
+
+    def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
+        src = self.sources.get(col)
+        return None if src is None else self.base.cur_keys(lo, hi, src)
+
+    def past_rows(self, lo: int, hi: int) -> int:
+        return self.base.past_rows(lo, hi)
 
     def past_iters(self) -> set[int]:
         return self.base.past_iters()
@@ -258,6 +385,18 @@ class Summed:
 
     def cur_rows(self, lo: int, hi: int) -> int:
         return sum(p.cur_rows(lo, hi) for p in self.parts)
+
+    def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
+        out: set = set()
+        for p in self.parts:
+            keys = p.cur_keys(lo, hi, col)
+            if keys is None:
+                return None
+            out |= keys
+        return out
+
+    def past_rows(self, lo: int, hi: int) -> int:
+        return sum(p.past_rows(lo, hi) for p in self.parts)
 
     def past_iters(self) -> set[int]:
         out: set[int] = set()

@@ -8,7 +8,7 @@ empty and skips the work instead of running a Spark job over nothing.
 from __future__ import annotations
 
 from functools import reduce
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from pyspark.sql import functions as F
 
@@ -44,16 +44,24 @@ def drop_iter(df: DataFrame | None) -> DataFrame | None:
     return df.drop(ITER)
 
 
-def null_safe_on(left: list[str], right: list[str]) -> Column | None:
+def keys_equal(left: list[str], right: list[str],
+               null_safe: list[bool] | None = None) -> Column | None:
+    """The join condition `left = right`, column by column. A key that may be null (an
+    `Option` column: DDlog's None is Spark's null) compares null-safely, as DDlog's `==` does;
+    the others compare with plain `=`, which lets Spark join on the columns themselves (so an
+    input partitioned by them, an arrangement, is not shuffled again). `null_safe` says which
+    (None: all, the safe default)."""
     cond = None
-    for a, b in zip(left, right):
-        c = F.col(a).eqNullSafe(F.col(b))
+    for k, (a, b) in enumerate(zip(left, right)):
+        safe = null_safe is None or null_safe[k]
+        c = F.col(a).eqNullSafe(F.col(b)) if safe else F.col(a) == F.col(b)
         cond = c if cond is None else cond & c
     return cond
 
 
 def join(a: DataFrame, b: DataFrame, a_keys: list[str], b_keys: list[str], a_out: list[str],
-         b_out: list[str], small: str | None = None) -> DataFrame:
+         b_out: list[str], small: str | None = None,
+         null_safe: list[bool] | None = None) -> DataFrame:
     """Z-set join: matching rows pair up, weights multiply. `a_out`/`b_out` are kept (the right
     side's columns are renamed apart first). `small` = 'a' | 'b' hints a broadcast."""
     a = drop_iter(a)
@@ -64,26 +72,78 @@ def join(a: DataFrame, b: DataFrame, a_keys: list[str], b_keys: list[str], a_out
     elif small == "b":
         rb = F.broadcast(rb)
     if a_keys:
-        j = a.join(rb, null_safe_on(a_keys, [f"r__{k}" for k in b_keys]), "inner")
+        j = a.join(rb, keys_equal(a_keys, [f"r__{k}" for k in b_keys], null_safe), "inner")
     else:
         j = a.crossJoin(rb)
     return j.select(*[F.col(c) for c in a_out], *[F.col(f"r__{c}").alias(c) for c in b_out],
                     (F.col(WEIGHT) * F.col(f"r__{WEIGHT}")).alias(WEIGHT))
 
 
-def semijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str]) -> DataFrame:
+def semijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str],
+                  broadcast: bool = False, null_safe: list[bool] | None = None) -> DataFrame:
     """Rows of `df` whose `cols` occur in `keys_df` (which has exactly `cols`; duplicates in it
-    do not matter). The key side is usually small, but not always (the history of a large
-    change): Spark chooses the broadcast from its statistics, which are exact for the local
-    relations small frames are (zset.materialize_many), and AQE corrects it at run time; a
-    forced broadcast of a large side fails with "Not enough memory to build and broadcast"."""
+    do not matter). `broadcast`: the key side is small (the caller knows its size), so it is
+    broadcast and `df` is read once, without a shuffle; a local key side is broadcast
+    without a Spark job of its own. Otherwise Spark chooses from its statistics (exact for
+    local relations) and AQE corrects it at run time; a forced broadcast of a large side
+    fails with "Not enough memory to build and broadcast"."""
     if not cols:
         return df
     rk = keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols])
-    return df.join(rk, null_safe_on(cols, [f"s__{c}" for c in cols]), "left_semi")
+    if broadcast:
+        rk = F.broadcast(rk)
+    return df.join(rk, keys_equal(cols, [f"s__{c}" for c in cols], null_safe), "left_semi")
 
 
-def antijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str]) -> DataFrame:
+def antijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str],
+                  broadcast: bool = False, null_safe: list[bool] | None = None) -> DataFrame:
     """Rows of `df` whose `cols` do not occur in `keys_df` (broadcast as in semijoin_keys)."""
     rk = keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols])
-    return df.join(rk, null_safe_on(cols, [f"s__{c}" for c in cols]), "left_anti")
+    if broadcast:
+        rk = F.broadcast(rk)
+    return df.join(rk, keys_equal(cols, [f"s__{c}" for c in cols], null_safe), "left_anti")
+
+
+# Spark keeps an IN list of at most this many literals an `In` (longer ones become `InSet`,
+# which cached and Parquet scans cannot prune by); a longer list is split into ORed chunks.
+_IN_CHUNK = 10
+
+
+# What a key held in Python may be to become a literal of a lookup: values whose equality in
+# Python is Spark's (not floats: NaN and -0.0 compare otherwise; not nested values).
+_LITERALS = (bool, int, str)
+
+
+def literal_keys(values: Iterable) -> set | None:
+    """`values` as a set of lookup literals, or None if one of them cannot be one."""
+    out = set()
+    for v in values:
+        if v is not None and not isinstance(v, _LITERALS):
+            return None
+        out.add(v)
+    return out
+
+
+def lookup(df: DataFrame, col: str, values: set | list) -> DataFrame:
+    """Rows of `df` whose `col` is one of `values` (literals the driver holds; None matches
+    null, as the null-safe key comparison does). They become literal IN lists, which a scan
+    of a key-sorted cache or key-sorted Parquet answers by skipping every batch or row group
+    whose range holds none of them: the cost follows the number of keys, not the size of
+    `df`. Callers use it to narrow a large side before the exact join, so a superset of the
+    keys is as good as the keys."""
+    vals = sorted((v for v in values if v is not None), key=repr)
+    conds = [F.col(col).isin(vals[k:k + _IN_CHUNK]) for k in range(0, len(vals), _IN_CHUNK)]
+    if len(vals) < len(values):
+        conds.append(F.col(col).isNull())
+    if not conds:
+        return df.filter(F.lit(False))
+    return df.filter(_any(conds))
+
+
+def _any(conds: list[Column]) -> Column:
+    """The OR of `conds` as a balanced tree (a chain of thousands would overflow the JVM's
+    stack when Spark plans it)."""
+    while len(conds) > 1:
+        conds = [conds[k] | conds[k + 1] if k + 1 < len(conds) else conds[k]
+                 for k in range(0, len(conds), 2)]
+    return conds[0]

@@ -24,16 +24,24 @@ from ddlog.types import RelationInfo
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from runtime.config import Config
+
 __all__ = ["Program", "UpdateError"]
 
 
 class Program:
-    def __init__(self, compiled: CompiledProgram, spark=None, max_iterations: int = 10_000):
+    def __init__(self, compiled: CompiledProgram, spark=None, max_iterations: int | None = None,
+                 config: "Config | None" = None):
+        """`config`: the engine's knobs (runtime/config.Config), for those who tune it."""
+        from dataclasses import replace
+
         from runtime.config import Config
         from runtime.spark import get_session
 
-        self.db = Database(compiled, spark=spark or get_session(),
-                           config=Config(max_iterations=max_iterations))
+        config = config or Config()
+        if max_iterations is not None:
+            config = replace(config, max_iterations=max_iterations)
+        self.db = Database(compiled, spark=spark or get_session(), config=config)
         self.pending = Transaction()
         self.progress = None  # a callable taking one line of progress, or None
 
@@ -58,6 +66,12 @@ class Program:
     @property
     def epoch(self) -> int:
         return self.db.epoch
+
+    @property
+    def last_commit(self):
+        """What the last commit did (runtime/stats.EpochStats: seconds, Spark jobs, iterations
+        and rows per stratum), or None before the first."""
+        return self.db.last_commit
 
     # -- relations -----------------------------------------------------------------------
 

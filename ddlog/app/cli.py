@@ -160,6 +160,9 @@ SPARK_ARGS = (
         help="a Spark setting (repeatable); wins over ddlog's defaults"),
 )
 STATE_ARG = arg("--state", metavar="DIR", required=True, help="the state directory")
+STATS_ARG = arg("--stats", action="store_true",
+                help="print what the epoch did on stderr: seconds, Spark jobs, iterations and "
+                     "rows per stratum")
 FORMAT_ARG = arg("--format", choices=("text", "csv", "json"), default="text",
                  help="output format (default: DDlog's text format)")
 
@@ -183,13 +186,22 @@ def progress_reporter():
     return stderr_progress if sys.stderr.isatty() else None
 
 
-def print_changes(db, changes: dict, fmt: str) -> None:
+def print_changes(db, changes: dict, fmt: str, stats: bool = False) -> None:
+    """The changes a commit made, in DDlog's text format or as JSON lines; with JSON, a last
+    line `{"stats": ...}` says what the epoch did; `stats` prints that summary on stderr."""
+    import json
+
     from ddlog.values import render
 
     rows = db.change_rows(changes)
     lines = (render.change_json_lines(db.relations, rows) if fmt == "json"
              else render.change_lines(db.relations, rows))
+    done = db.last_commit
+    if fmt == "json" and done is not None:
+        lines.append(json.dumps({"stats": done.to_dict()}))
     sys.stdout.write("".join(line + "\n" for line in lines))
+    if stats and done is not None:
+        sys.stderr.write("".join(line + "\n" for line in done.lines()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -288,7 +300,9 @@ class _UpdateAction(argparse.Action):
              help="the epoch this transaction must become: skipped if it is already committed "
                   "(replays are idempotent)"),
          arg("--format", choices=("text", "json"), default="text",
-             help="how to print the changes (default: DDlog's text format)"),
+             help="how to print the changes (default: DDlog's text format; JSON lines end "
+                  "with the epoch's stats)"),
+         STATS_ARG,
          *SPARK_ARGS)
 def cmd_feed(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database, Transaction
@@ -319,7 +333,7 @@ def cmd_feed(args: argparse.Namespace) -> int:
             raise DDlogError("nothing to feed: give a FILE.dat with updates, --insert or "
                              "--delete (or pipe commands to stdin)")
         changes = db.commit(txn, progress_reporter())
-        print_changes(db, changes, args.format)
+        print_changes(db, changes, args.format, args.stats)
         db.write_sinks()
         return 0
     finally:
@@ -334,7 +348,9 @@ def cmd_feed(args: argparse.Namespace) -> int:
                     "inputs as one epoch",
          STATE_ARG,
          arg("--format", choices=("text", "json"), default="text",
-             help="how to print the changes (default: DDlog's text format)"),
+             help="how to print the changes (default: DDlog's text format; JSON lines end "
+                  "with the epoch's stats)"),
+         STATS_ARG,
          *SPARK_ARGS)
 def cmd_refresh(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database, Transaction
@@ -352,7 +368,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
             txn.add_frame(rel, -1, stored.subtract(src))
             txn.add_frame(rel, 1, src.subtract(stored))
         changes = db.commit(txn, progress_reporter())
-        print_changes(db, changes, args.format)
+        print_changes(db, changes, args.format, args.stats)
         db.write_sinks()
         return 0
     finally:

@@ -30,7 +30,7 @@ from ddlog.plan import CompiledProgram, load_text
 from ddlog.syntax import ast
 from ddlog.syntax import commands as C
 from ddlog.syntax.source import read_text
-from ddlog.types import RelationInfo
+from ddlog.types import RelationInfo, Update
 from ddlog.values import sort_key
 from ddlog.values.literals import row_of
 from runtime.config import DEFAULT, Config
@@ -186,17 +186,26 @@ class Database:
         else:  # pragma: no cover - callers dispatch
             raise TypeError(cmd)
 
-    def ingest(self, name: str, rows: Any, verb: str = "update") -> "DataFrame":
+    def ingest(self, name: str, rows: Any, verb: str = "update") -> Update:
         """Rows given in Python (tuples, dicts) or a DataFrame, for input relation `name`,
-        checked (runtime/io/ingest.py) and as the relation's frame (columns c0..cN)."""
+        checked (runtime/io/ingest.py), as an update of the relation's frame (columns c0..cN,
+        its sign still 0)."""
         from pyspark.sql import DataFrame
 
-        from runtime.io.ingest import frame, rows_frame
+        from runtime.io.ingest import frame
 
         info = self.input_relation(name, verb=verb)
         if isinstance(rows, DataFrame):
-            return frame(rows, info, "DataFrame", UpdateError, by_position=True)
-        return rows_frame(self.spark, info, rows, UpdateError)
+            return Update(0, frame(rows, info, "DataFrame", UpdateError, by_position=True))
+        return self.rows_update(info, 0, rows)
+
+    def rows_update(self, info: RelationInfo, sign: int, rows: Any) -> Update:
+        """Rows given in Python, checked, as an update that keeps them: the engine then reads
+        the stored relation by them instead of scanning it."""
+        from runtime.io.ingest import spark_frame, spark_rows
+
+        data = spark_rows(info, rows, UpdateError)
+        return Update(sign, spark_frame(self.spark, info, data), data)
 
     def rows_frame(self, info: RelationInfo, rows: list[tuple]) -> "DataFrame":
         """Rows already checked (records of the command language) as the relation's frame."""
@@ -236,6 +245,11 @@ class Database:
                 engine.epoch = self.manifest.epoch
             self._engine = engine
         return self._engine
+
+    @property
+    def last_commit(self):
+        """runtime/stats.EpochStats of the last commit of this process, or None."""
+        return self._engine.last_stats if self._engine is not None else None
 
     @property
     def epoch(self) -> int:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ddlog.types import Update
+
 if TYPE_CHECKING:
     from ddlog.app.database import Database
 
@@ -35,8 +37,10 @@ class Transaction:
         self.steps[relation] = [CLEAR]  # what came before in this transaction is moot
 
     def add_frame(self, relation: str, sign: int, df) -> None:
-        """Rows given as a DataFrame with columns c0..cN (a source, a diff)."""
-        self.steps.setdefault(relation, []).append((sign, df))
+        """Rows given as a DataFrame with columns c0..cN (a source, a diff), or as an
+        update (Database.ingest) whose sign this gives."""
+        up = df._replace(sign=sign) if isinstance(df, Update) else Update(sign, df)
+        self.steps.setdefault(relation, []).append(up)
 
     def _rows(self, relation: str) -> dict[tuple, int]:
         steps = self.steps.setdefault(relation, [])
@@ -44,20 +48,20 @@ class Transaction:
             steps.append({})
         return steps[-1]
 
-    def updates(self, db: "Database") -> dict[str, list[tuple[int, Any]]]:
-        """The engine's form: relation -> [(+1 | -1, DataFrame c0..cN), ...] in order."""
-        out: dict[str, list[tuple[int, Any]]] = {}
+    def updates(self, db: "Database") -> dict[str, list[Update]]:
+        """The engine's form: relation -> [Update(+1 | -1, DataFrame c0..cN), ...] in order."""
+        out: dict[str, list[Update]] = {}
         for rel, steps in self.steps.items():
             info = db.relations[rel]
-            ups: list[tuple[int, Any]] = []
+            ups: list[Update] = []
             for step in steps:
                 if step is CLEAR:
-                    ups.append((-1, db.value_frame(rel)))
+                    ups.append(Update(-1, db.value_frame(rel)))
                 elif isinstance(step, dict):
                     for sign in (1, -1):
                         rows = [r for r, s in step.items() if s == sign]
                         if rows:
-                            ups.append((sign, db.rows_frame(info, rows)))
+                            ups.append(db.rows_update(info, sign, rows))
                 else:
                     ups.append(step)
             if ups:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ddlog.errors import DDlogError
 from ddlog.types import RelationInfo, TBool, TInt, TOption, TString, Type
 from ddlog.values import conforms
+from runtime.physical import local_frame
 from runtime.schema import col_name, invalid_value, relation_schema, spark_type, to_spark
 
 if TYPE_CHECKING:
@@ -37,6 +38,11 @@ def rows_frame(spark: "SparkSession", info: RelationInfo, rows: Iterable[Any],
                error: ErrorClass) -> "DataFrame":
     """Rows given in Python (tuples or lists in column order, dicts by column name, a bare
     value for a one-column relation), each value checked against its column's type."""
+    return spark_frame(spark, info, spark_rows(info, rows, error))
+
+
+def spark_rows(info: RelationInfo, rows: Iterable[Any], error: ErrorClass) -> list[tuple]:
+    """Rows given in Python, checked against the column types, as Spark values."""
     data = []
     for row in as_tuples(info, rows, error):
         for (col, t), v in zip(info.columns, row):
@@ -44,7 +50,20 @@ def rows_frame(spark: "SparkSession", info: RelationInfo, rows: Iterable[Any],
                 raise error(f"relation '{info.name}' column '{col}': expected {t}, "
                             f"found {v!r}")
         data.append(tuple(to_spark(v, t) for v, (_, t) in zip(row, info.columns)))
-    return spark.createDataFrame(data, relation_schema(info.column_types, weight=False))
+    return data
+
+
+# Up to this many rows, Python rows become a local relation on the JVM (physical.local_frame);
+# more go through Spark's createDataFrame.
+LOCAL_FRAME_ROWS = 10_000
+
+
+def spark_frame(spark: "SparkSession", info: RelationInfo, data: list[tuple]) -> "DataFrame":
+    """Checked Spark values (spark_rows) as the relation's frame (columns c0..cN)."""
+    schema = relation_schema(info.column_types, weight=False)
+    if len(data) <= LOCAL_FRAME_ROWS:
+        return local_frame(spark, schema, data)
+    return spark.createDataFrame(data, schema)
 
 
 def as_tuples(info: RelationInfo, rows: Iterable[Any], error: ErrorClass) -> list[tuple]:

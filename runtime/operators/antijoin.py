@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ddlog.plan.circuit import AntiJoin
 from runtime.config import DEFAULT, Config
-from runtime.operators.base import Context, Operator, Step
-from runtime.operators.join import JoinOp
+from runtime.operators.base import Context, Operator, Probe, Step
+from runtime.operators.join import JoinOp, join_null_safe, join_ready
 from runtime.schema import WEIGHT
 from runtime.trace import TraceView
 from runtime.zset import negate, union_all
@@ -19,15 +19,17 @@ from runtime.zset import negate, union_all
 
 class AntiJoinOp(Operator):
     def __init__(self, a: TraceView, b: TraceView, a_keys: list[str], b_keys: list[str],
-                 a_cols: list[str], config: Config = DEFAULT):
+                 a_cols: list[str], config: Config = DEFAULT,
+                 null_safe: list[bool] | None = None, ready: tuple[bool, bool] = (False, False)):
         self.a = a
         self.a_cols = a_cols  # the left side may carry computed key columns: drop them
-        self.semi = JoinOp(a, b, a_keys, b_keys, a_cols, [], config)
+        self.semi = JoinOp(a, b, a_keys, b_keys, a_cols, [], config, null_safe, ready)
 
     @classmethod
     def build(cls, node: AntiJoin, ctx: Context) -> "AntiJoinOp":
         return cls(ctx.views[node.left], ctx.views[node.right], node.left_keys,
-                   node.right_keys, list(node.columns), ctx.config)
+                   node.right_keys, list(node.columns), ctx.config, join_null_safe(node, ctx),
+                   join_ready(node, ctx))
 
     def step(self, i: int) -> Step | None:
         a_i = self.a.cur(i, i)
@@ -36,5 +38,11 @@ class AntiJoinOp(Operator):
         out = union_all([a_i, negate(self.semi.delta(i))])
         return None if out is None else Step(out, self.a.cur_rows(i, i) + 1)
 
+    def probes(self, i: int) -> list[Probe]:
+        return self.semi.probes(i)
+
     def horizon(self, i: int) -> list:
         return self.semi.horizon(i)
+
+    def end_epoch(self) -> None:
+        self.semi.end_epoch()

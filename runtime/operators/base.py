@@ -10,11 +10,13 @@ drop an operator's per-epoch state when the epoch commits or fails.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from ddlog.types import TOption
 from runtime.config import Config
 from runtime.physical import Frame
+from runtime.zset import lookup
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -45,23 +47,65 @@ class Step:
 
 
 @dataclass
+class Probe:
+    """A question an operator asks alongside a wave (materialised in the same Spark action,
+    so it costs no job of its own): `df` is a small plan, `answer` receives its frame (with
+    its rows in Python, when they are few enough to have been read)."""
+
+    df: "DataFrame"
+    answer: Callable[[Frame | None], None]
+
+
+@dataclass
 class Context:
     """What an operator is built from: the trace view of every node of its circuit (its
-    inputs' among them), the circuit, and the engine's knobs."""
+    inputs' among them), the circuit, the engine's knobs, and each node's wave (the depth of
+    stateful operators above it within an iteration: a node's delta at iteration i is
+    materialised before an operator of a higher wave computes its own)."""
 
     views: "dict[int, TraceView]"
     circuit: "Circuit"
     config: Config
+    levels: dict[int, int] = field(default_factory=dict)
 
     @property
     def nested(self) -> bool:
         """Whether time is (epoch, iteration): the stratum is recursive."""
         return self.circuit.recursive
 
+    def null_safe(self, node_id: int, cols: list[str]) -> list[bool]:
+        """For each key column of a node's output: whether it may hold null (DDlog's None of
+        an `Option`), so that comparing it must be null-safe."""
+        types = dict(self.circuit.node(node_id).schema)
+        return [isinstance(types[c], TOption) for c in cols]
+
+
+def narrow(df: "DataFrame | None", col: str, keys: set | None, config: Config,
+           rows: int) -> "DataFrame | None":
+    """`df` (a large side: a trace's past, of `rows` rows) cut down to the rows whose `col` is
+    among `keys`, the key values of the small side it is about to be joined with, when the
+    driver knows them and they are few (a literal lookup, which arrangements answer by key);
+    else `df`. A side the driver holds already (config.narrow_rows) is not narrowed: reading it
+    costs nothing, and literal lists would only make every plan over it larger. The exact
+    join follows either way."""
+    if (df is None or keys is None or len(keys) > config.lookup_keys
+            or rows <= config.narrow_rows):
+        return df
+    return lookup(df, col, keys)
+
 
 class Operator:
     """A stateful operator. Subclasses implement `build` and `step`; the lifecycle hooks do
     nothing unless an operator keeps state across the iterations of an epoch."""
+
+    # Whether the running epoch evaluates its stratum from nothing (no past anywhere in it,
+    # and only insertions): then deltas are plain semi-naive ones, all weights positive,
+    # which some operators compute more cheaply (set by begin_epoch).
+    fresh = False
+
+    def begin_epoch(self, fresh: bool) -> None:
+        """An epoch starts; `fresh`: see the attribute."""
+        self.fresh = fresh
 
     @classmethod
     def build(cls, node: "Node", ctx: Context) -> "Operator":
@@ -70,6 +114,10 @@ class Operator:
     def step(self, i: int) -> Step | None:
         """This epoch's output delta at iteration i (None: nothing, no Spark job)."""
         raise NotImplementedError
+
+    def probes(self, i: int) -> list[Probe]:
+        """Questions to ask alongside this operator's step at iteration i (see Probe)."""
+        return []
 
     def horizon(self, i: int) -> "list[int | DataFrame]":
         """After a quiescent iteration i: the next iterations where this epoch's changes meet

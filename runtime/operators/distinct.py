@@ -19,11 +19,11 @@ from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import Distinct
 from runtime.config import DEFAULT, Config
-from runtime.operators.base import Context, Operator, Step
+from runtime.operators.base import Context, Operator, Step, narrow
 from runtime.physical import Frame
 from runtime.schema import ITER, WEIGHT
 from runtime.trace import INF, TraceView
-from runtime.zset import antijoin_keys, drop_iter, semijoin_keys, union_all
+from runtime.zset import antijoin_keys, consolidate, drop_iter, semijoin_keys, union_all
 
 
 def _pos(c):
@@ -32,11 +32,14 @@ def _pos(c):
 
 class DistinctOp(Operator):
     def __init__(self, view: TraceView, cols: list[str], nested: bool = True,
-                 config: Config = DEFAULT):
+                 config: Config = DEFAULT, null_safe: list[bool] | None = None,
+                 own: TraceView | None = None):
         self.view = view
+        self.own = own  # the operator's output trace
         self.cols = cols
         self.nested = nested
         self.config = config
+        self.null_safe = null_safe
         self.hist: DataFrame | None = None  # past history (cols, _i, _w) of touched rows
         self.hist_iters: set[int] = set()
         self.hist_rows = 0
@@ -44,13 +47,17 @@ class DistinctOp(Operator):
 
     @classmethod
     def build(cls, node: Distinct, ctx: Context) -> "DistinctOp":
-        return cls(ctx.views[node.input], list(node.columns), ctx.nested, ctx.config)
+        return cls(ctx.views[node.input], list(node.columns), ctx.nested, ctx.config,
+                   ctx.null_safe(node.input, list(node.columns)), ctx.views[node.id])
 
     def step(self, i: int) -> Step | None:
         v, cols = self.view, self.cols
         if not self.nested:
             out = self._flat_delta()
             return None if out is None else Step(out, v.cur_rows(0, 0), settle=self._done)
+        if self.fresh and self.own is not None:
+            out = self._fresh_delta(i)
+            return None if out is None else Step(out, v.cur_rows(i, i), settle=self._done)
         d = drop_iter(v.cur(i, i))
         if d is None and i not in self.hist_iters:
             return None
@@ -72,7 +79,10 @@ class DistinctOp(Operator):
         n_out = tags.get(-1, 0)
         if not n_out:
             return self._done(None)
-        return self._done(Frame(fr.df.filter(F.col(ITER) == -1).select(*cols, WEIGHT), n_out))
+        values = None if fr.values is None else [
+            {c: r[c] for c in (*cols, WEIGHT)} for r in fr.values if r[ITER] == -1]
+        return self._done(Frame(fr.df.filter(F.col(ITER) == -1).select(*cols, WEIGHT), n_out,
+                                local=fr.local, values=values))
 
     def _done(self, fr: Frame | None) -> Frame | None:
         self.large = fr is not None and fr.rows > self.config.local_rows
@@ -84,11 +94,22 @@ class DistinctOp(Operator):
         if keys_d is None or not v.past_iters():
             return None
         prev = v.cur(0, i - 1) if i > 0 else None
-        new = keys_d if prev is None else antijoin_keys(keys_d, prev.select(*cols), cols)
+        small = self._hint(v.cur_rows(0, i))
+        new = keys_d if prev is None else antijoin_keys(keys_d, prev.select(*cols), cols,
+                                                        small, self.null_safe)
+        # the past is read by key: only the rows of d's keys
         past = v.past(0, INF)
+        if cols:
+            past = narrow(past, cols[0], v.cur_keys(i, i, cols[0]), self.config,
+                          v.past_rows(0, INF))
         if past is None:  # past_iters() is a superset; the batches may all have cancelled
             return None
-        return semijoin_keys(past, new, cols).select(*cols, ITER, WEIGHT)
+        return semijoin_keys(past, new, cols, small, self.null_safe).select(*cols, ITER, WEIGHT)
+
+    def _hint(self, rows: int) -> bool:
+        """Whether to broadcast a side of `rows` rows: not when it is a local relation (the
+        whole step is one small job then, and a broadcast would be a job of its own)."""
+        return self.config.local_rows < rows <= self.config.broadcast_rows
 
     def _delta(self, i: int, d: DataFrame | None, keys_d: DataFrame | None,
                hist: DataFrame | None) -> DataFrame:
@@ -109,7 +130,8 @@ class DistinctOp(Operator):
                 # candidates: rows of d, and touched rows with a past entry at i
                 cand = union_all([keys_d, hist.filter(F.col(ITER) == i).select(*cols)
                                   if hist is not None else None])
-                prev = semijoin_keys(prev, cand, cols)
+                small = self._hint(v.cur_rows(i, i) + self.hist_rows)
+                prev = semijoin_keys(prev, cand, cols, small, self.null_safe)
             parts.append(prev.select(*cols, zero.alias("w1"), zero.alias("w2"),
                                      F.col(WEIGHT).alias("w3"), zero.alias("w")))
         s = union_all(parts).groupBy(*cols).agg(*[F.sum(c).alias(c)
@@ -117,6 +139,23 @@ class DistinctOp(Operator):
         w1, w2, w3, w = (F.col(c) for c in ("w1", "w2", "w3", "w"))
         out = _pos(w1 + w2 + w3 + w) - _pos(w1 + w2) - _pos(w1 + w3) + _pos(w1)
         return s.select(*cols, out.cast("long").alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
+
+    def _fresh_delta(self, i: int) -> DataFrame | None:
+        """Semi-naive: with no past and positive weights, w1 = w2 = 0 and w3 > 0 exactly for
+        the rows already output, so out = [w3 + w > 0] - [w3 > 0] is the rows of d not
+        output before: an anti-join with this operator's own (set-valued, smaller) output so
+        far instead of summing its input's history."""
+        v, cols = self.view, self.cols
+        d = drop_iter(v.cur(i, i))
+        if d is None:
+            return None
+        new = consolidate(d, cols).filter(F.col(WEIGHT) > 0).select(
+            *cols, F.lit(1).cast("long").alias(WEIGHT))
+        before = self.own.cur(0, i - 1) if i > 0 else None
+        if before is None:
+            return new
+        # Spark chooses the join: `before` grows to the whole relation
+        return antijoin_keys(new, before.select(*cols), cols, False, self.null_safe)
 
     def _flat_delta(self) -> DataFrame | None:
         """Iteration 0 of a non-recursive stratum: w1 = w3 = 0, so out = [w2+w > 0] - [w2 > 0]
@@ -127,12 +166,20 @@ class DistinctOp(Operator):
             return None
         zero = F.lit(0).cast("long")
         parts = [d.select(*cols, zero.alias("w2"), F.col(WEIGHT).alias("w"))]
-        past = v.past(0, 0)
+        keys = v.cur_keys(0, 0, cols[0]) if cols else None
+        past = drop_iter(v.past(0, 0))
         if past is not None:
-            small = v.cur_rows(0, 0) <= self.config.broadcast_rows
-            keys = d.select(*cols)
-            a = semijoin_keys(drop_iter(past), keys, cols) if small else drop_iter(past)
-            parts.append(a.select(*cols, F.col(WEIGHT).alias("w2"), zero.alias("w")))
+            # Rows of A that Δ does not touch come out as [w2 > 0] - [w2 > 0] = 0, so A only
+            # needs cutting down for speed: by Δ's keys when the driver knows them (a lookup),
+            # else by a broadcast semijoin when Δ is small.
+            rows = v.past_rows(0, 0)
+            if rows <= self.config.narrow_rows:
+                pass  # the driver holds A: reading it whole costs nothing
+            elif keys is not None and len(keys) <= self.config.lookup_keys:
+                past = narrow(past, cols[0], keys, self.config, rows)
+            elif v.cur_rows(0, 0) <= self.config.broadcast_rows:
+                past = semijoin_keys(past, d.select(*cols), cols, True, self.null_safe)
+            parts.append(past.select(*cols, F.col(WEIGHT).alias("w2"), zero.alias("w")))
         s = union_all(parts).groupBy(*cols).agg(F.sum("w2").alias("w2"), F.sum("w").alias("w"))
         out = _pos(F.col("w2") + F.col("w")) - _pos(F.col("w2"))
         return s.select(*cols, out.cast("long").alias(WEIGHT)).filter(F.col(WEIGHT) != 0)

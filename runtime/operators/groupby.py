@@ -11,16 +11,19 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import GroupBy
+from runtime.config import DEFAULT, Config
 from runtime.expr import compile_expr
-from runtime.operators.base import Context, Operator, Step
+from runtime.operators.base import Context, Operator, Step, narrow
 from runtime.schema import WEIGHT
 from runtime.trace import TraceView
 from runtime.zset import consolidate, drop_iter, semijoin_keys, union_all
 
 
 class GroupByOp(Operator):
-    def __init__(self, view: TraceView, in_cols: list[str], keys: list[str], elem, column: str):
+    def __init__(self, view: TraceView, in_cols: list[str], keys: list[str], elem, column: str,
+                 config: Config = DEFAULT):
         self.view = view
+        self.config = config
         self.in_cols = in_cols
         self.keys = keys
         self.elem = compile_expr(elem)
@@ -29,7 +32,8 @@ class GroupByOp(Operator):
     @classmethod
     def build(cls, node: GroupBy, ctx: Context) -> "GroupByOp":
         inp = ctx.circuit.node(node.input)
-        return cls(ctx.views[node.input], list(inp.columns), node.keys, node.elem, node.column)
+        return cls(ctx.views[node.input], list(inp.columns), node.keys, node.elem, node.column,
+                   ctx.config)
 
     def _key(self) -> Column:
         if len(self.keys) == 1:
@@ -58,9 +62,17 @@ class GroupByOp(Operator):
         d = drop_iter(self.view.cur(0, 0))
         if d is None:
             return None
-        changed = d.select(*self.keys)
-        past = self.view.past(0, 0)
-        old = semijoin_keys(drop_iter(past), changed, self.keys) if past is not None else None
+        past = drop_iter(self.view.past(0, 0))
+        known = self.view.cur_keys(0, 0, self.keys[0]) if self.keys else None
+        if past is None or self.view.past_rows(0, 0) <= self.config.narrow_rows:
+            old = past  # none, or held by the driver: read whole
+        elif known is not None and len(known) <= self.config.lookup_keys:
+            # a group Δ does not touch comes out of `new` as it is in `old` and cancels: the
+            # lookup by Δ's first key only needs to be a superset
+            old = narrow(past, self.keys[0], known, self.config, self.view.past_rows(0, 0))
+        else:
+            small = self.view.cur_rows(0, 0) <= self.config.broadcast_rows
+            old = semijoin_keys(past, d.select(*self.keys), self.keys, small)
         new = union_all([old, d])
         out = union_all([self._groups(new, 1), self._groups(old, -1)])
         return consolidate(out, self.keys + [self.column])

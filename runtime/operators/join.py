@@ -17,12 +17,15 @@ this join can still produce something: `past_a[j] ⋈ cur_b[0..i]` or `past_b[j]
 """
 from __future__ import annotations
 
+from functools import partial
+
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ddlog.plan.circuit import Join
+from ddlog.plan.circuit import AntiJoin, Join
 from runtime.config import DEFAULT, Config
-from runtime.operators.base import Context, Operator, Step
+from runtime.operators.base import Context, Operator, Probe, Step, narrow
+from runtime.physical import Frame
 from runtime.schema import ITER
 from runtime.trace import INF, TraceView
 from runtime.zset import join, semijoin_keys, union_all
@@ -30,29 +33,55 @@ from runtime.zset import join, semijoin_keys, union_all
 
 class JoinOp(Operator):
     def __init__(self, a: TraceView, b: TraceView, a_keys: list[str], b_keys: list[str],
-                 a_out: list[str], b_out: list[str], config: Config = DEFAULT):
+                 a_out: list[str], b_out: list[str], config: Config = DEFAULT,
+                 null_safe: list[bool] | None = None, ready: tuple[bool, bool] = (False, False)):
         self.a, self.b = a, b
         self.a_keys, self.b_keys = a_keys, b_keys
         self.a_out, self.b_out = a_out, b_out
         self.config = config
+        self.null_safe = null_safe
+        # The two ways this epoch's changes meet the past at later iterations: (x, y) =
+        # (a, b) is `past_a[j] ⋈ cur_b`, (b, a) is `past_b[j] ⋈ cur_a`. `ready[d]`: y's delta
+        # at iteration i is materialised when this join's step(i) runs (y is computed in an
+        # earlier wave, or imported), so that step can already probe it.
+        self.dirs = ((a, b, a_keys, b_keys), (b, a, b_keys, a_keys))
+        self.ready = ready
+        self.meets: set[int] = set()  # iterations j where probed changes meet the past
+        self.probed = [-1, -1]  # per direction: cur[0..probed] of y is in `meets`
 
     @classmethod
     def build(cls, node: Join, ctx: Context) -> "JoinOp":
         # the output drops computed key columns of the left side (the node's schema)
         a_out = [c for c in node.columns if c not in node.right_out]
         return cls(ctx.views[node.left], ctx.views[node.right], node.left_keys, node.right_keys,
-                   a_out, node.right_out, ctx.config)
+                   a_out, node.right_out, ctx.config, join_null_safe(node, ctx),
+                   join_ready(node, ctx))
 
-    def _j(self, x: DataFrame | None, y: DataFrame | None,
-           small: str | None) -> DataFrame | None:
-        # past_iters() is a superset (an epoch whose batches cancel out still lists its
-        # iterations), so a slice of `past` it announces may hold no batch at all
-        if x is None or y is None:
+    def _keys(self, view: TraceView, lo: int, hi: int) -> set | None:
+        """The first key column's values in view.cur[lo..hi], if the driver holds them."""
+        if not self.a_keys:
             return None
-        return join(x, y, self.a_keys, self.b_keys, self.a_out, self.b_out, small)
+        return view.cur_keys(lo, hi, self.a_keys[0] if view is self.a else self.b_keys[0])
 
-    def _small(self, view: TraceView, lo: int, hi: int) -> bool:
-        return view.cur_rows(lo, hi) <= self.config.broadcast_rows
+    def _term(self, cur_side: str, cur: DataFrame | None, cur_lo: int, cur_hi: int,
+              other: DataFrame | None, other_rows: int) -> DataFrame | None:
+        """cur ⋈ other (in a-b order), where `cur` is this epoch's slice cur_side[lo..hi]
+        (small) and `other` (of `other_rows` rows) may hold the past (large): the past is
+        first narrowed to the keys of `cur` when the driver knows them; if not, the small side
+        is broadcast. When both sides are small, they meet in one shuffle of the same job."""
+        if cur is None or other is None:
+            return None
+        view, other_col = ((self.a, self.b_keys) if cur_side == "a" else (self.b, self.a_keys))
+        keys = self._keys(view, cur_lo, cur_hi)
+        small = None
+        if other_rows > self.config.narrow_rows:
+            if keys is not None and len(keys) <= self.config.lookup_keys:
+                other = narrow(other, other_col[0], keys, self.config, other_rows)
+            elif view.cur_rows(cur_lo, cur_hi) <= self.config.broadcast_rows:
+                small = cur_side
+        x, y = (cur, other) if cur_side == "a" else (other, cur)
+        return join(x, y, self.a_keys, self.b_keys, self.a_out, self.b_out, small,
+                    self.null_safe)
 
     def step(self, i: int) -> Step | None:
         out = self.delta(i)
@@ -62,39 +91,108 @@ class JoinOp(Operator):
         return Step(out, self.a.cur_rows(i, i) + self.b.cur_rows(i, i) + 1)
 
     def delta(self, i: int) -> DataFrame | None:
+        # past_iters() is a superset (an epoch whose batches cancel out still lists its
+        # iterations), so a slice of `past` it announces may hold no batch at all
         a, b = self.a, self.b
         a_iters, b_iters = a.past_iters(), b.past_iters()
-        terms: list[DataFrame] = []
-        a_i = a.cur(i, i)
-        if a_i is not None:
-            b_all = union_all([b.past(0, i) if any(k <= i for k in b_iters) else None,
-                               b.cur(0, i)])
-            if b_all is not None:
-                terms.append(self._j(a_i, b_all, "a" if self._small(a, i, i) else None))
-        b_i = b.cur(i, i)
-        b_at_i = union_all([b.past(i, i) if i in b_iters else None, b_i])
-        if i > 0 and b_at_i is not None:
-            a_lt = a.cur(0, i - 1)
-            if a_lt is not None:
-                terms.append(self._j(a_lt, b_at_i, "a" if self._small(a, 0, i - 1) else None))
-        b_le = b.cur(0, i)
-        if b_le is not None and i in a_iters:
-            terms.append(self._j(a.past(i, i), b_le, "b" if self._small(b, 0, i) else None))
-        if i > 0 and b_i is not None and any(k < i for k in a_iters):
-            terms.append(self._j(a.past(0, i - 1), b_i, "b" if self._small(b, i, i) else None))
+        b_past_le = b.past(0, i) if any(k <= i for k in b_iters) else None
+        terms = [
+            # cur_a[i] ⋈ (past_b + cur_b)[0..i]: the past narrowed to cur_a[i]'s keys
+            union_all([self._term("a", a.cur(i, i), i, i, b_past_le, b.past_rows(0, i)),
+                       self._term("a", a.cur(i, i), i, i, b.cur(0, i), b.cur_rows(0, i))]),
+            # cur_a[0..i-1] ⋈ (past_b + cur_b)[i]
+            union_all([self._term("a", a.cur(0, i - 1), 0, i - 1,
+                                  b.past(i, i) if i in b_iters else None, b.past_rows(i, i)),
+                       self._term("a", a.cur(0, i - 1), 0, i - 1, b.cur(i, i),
+                                  b.cur_rows(i, i))])
+            if i > 0 else None,
+            # past_a[i] ⋈ cur_b[0..i]
+            self._term("b", b.cur(0, i), 0, i, a.past(i, i) if i in a_iters else None,
+                       a.past_rows(i, i)),
+            # past_a[0..i-1] ⋈ cur_b[i]
+            self._term("b", b.cur(i, i), i, i, a.past(0, i - 1), a.past_rows(0, i - 1))
+            if i > 0 and any(k < i for k in a_iters) else None,
+        ]
         return union_all(terms)
 
+    def _meet(self, d: int, lo: int, hi: int, after: int = -1) -> DataFrame | None:
+        """The iterations j > `after` of x's past whose rows meet y.cur[lo..hi] by key, one
+        row per j; the past is read by key when the driver knows y's keys (None if it does
+        not and `after` < 0: a probe must be cheap, a horizon query may scan)."""
+        x, y, xk, yk = self.dirs[d]
+        later = x.past(after + 1, INF)
+        if later is None:
+            return None
+        known = y.cur_keys(lo, hi, yk[0]) if yk else None
+        rows = x.past_rows(after + 1, INF)
+        if rows <= self.config.narrow_rows:
+            small = False  # both sides small: one shuffle in the same job
+        elif known is not None and len(known) <= self.config.lookup_keys:
+            later, small = narrow(later, xk[0], known, self.config, rows), False
+        elif after < 0:
+            return None
+        else:
+            small = y.cur_rows(lo, hi) <= self.config.broadcast_rows
+        # a key column of x paired twice (a repeated variable) is matched on its first pair:
+        # a superset of the meetings, which only costs an iteration that finds nothing
+        pairs = dict(reversed(list(zip(xk, yk))))
+        keys = y.cur(lo, hi).select(*[F.col(c).alias(k) for k, c in pairs.items()])
+        null_safe = [self.null_safe[xk.index(k)] for k in pairs] if self.null_safe else None
+        return (semijoin_keys(later, keys, list(pairs), small, null_safe)
+                .select(ITER).distinct())
+
+    def probes(self, i: int) -> list[Probe]:
+        """Where the changes of y materialised so far meet x's past, asked with this step's
+        wave: the stratum's horizon then usually knows the answer without a Spark job."""
+        out = []
+        for d, (x, y, _, _) in enumerate(self.dirs):
+            lo, hi = self.probed[d] + 1, (i if self.ready[d] else i - 1)
+            if hi < lo:
+                continue
+            if not x.past_iters() or y.cur_rows(lo, hi) == 0:
+                self.probed[d] = hi  # nothing of y there (the slices are final): no meeting
+                continue
+            q = self._meet(d, lo, hi)
+            if q is not None:
+                out.append(Probe(q, partial(self._met, d, hi)))
+        return out
+
+    def _met(self, d: int, hi: int, frame: Frame | None) -> None:
+        if frame is None:
+            self.probed[d] = hi
+        elif frame.values is not None:  # else: not read into Python; the horizon asks
+            self.meets |= {r[ITER] for r in frame.values}
+            self.probed[d] = hi
+
     def horizon(self, i: int) -> list[int | DataFrame]:
-        """Queries (one row, one column: the iteration or null) that the stratum runs
+        """After a quiescent iteration i: the next iteration where this epoch's changes meet
+        x's past. What the probes found is known; changes not probed yet are asked by
+        queries (one row, one column: the iteration or null) that the stratum runs
         together in one Spark action."""
-        queries: list[int | DataFrame] = []
-        for x, y, xk, yk in ((self.a, self.b, self.a_keys, self.b_keys),
-                             (self.b, self.a, self.b_keys, self.a_keys)):
-            if not any(k > i for k in x.past_iters()) or y.cur_rows(0, i) == 0:
+        out: list[int | DataFrame] = [j for j in self.meets if j > i]
+        for d, (x, y, _, _) in enumerate(self.dirs):
+            lo = self.probed[d] + 1
+            if lo > i or not any(k > i for k in x.past_iters()) or y.cur_rows(lo, i) == 0:
                 continue
-            later = x.past(i + 1, INF)
-            if later is None:  # past_iters() over-approximated: nothing after i
-                continue
-            keys = y.cur(0, i).select(*[F.col(c).alias(k) for c, k in zip(yk, xk)])
-            queries.append(semijoin_keys(later, keys, xk).agg(F.min(ITER).alias("h")))
-        return queries
+            q = self._meet(d, lo, i, after=i)
+            if q is not None:
+                out.append(q.agg(F.min(ITER).alias("h")))
+        return out
+
+    def end_epoch(self) -> None:
+        self.meets = set()
+        self.probed = [-1, -1]
+
+
+def join_ready(node: Join | AntiJoin, ctx: Context) -> tuple[bool, bool]:
+    """For each direction of JoinOp.dirs: whether y's delta at iteration i is materialised
+    before the join's own step(i) (y sits in an earlier wave)."""
+    own = ctx.levels.get(node.id, 0)
+    return (ctx.levels.get(node.right, own) < own, ctx.levels.get(node.left, own) < own)
+
+
+def join_null_safe(node: Join | AntiJoin, ctx: Context) -> list[bool]:
+    """Which key pairs of a join compare null-safely: those where either side may be null."""
+    left = ctx.null_safe(node.left, list(node.left_keys))
+    right = ctx.null_safe(node.right, list(node.right_keys))
+    return [x or y for x, y in zip(left, right)]

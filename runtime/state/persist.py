@@ -46,8 +46,8 @@ class Persister:
             shutil.rmtree(path, ignore_errors=True)
             return None
         files = {e.name: e.stat().st_size for e in os.scandir(path)}
-        return StoredFrame(self.spark.read.schema(df.schema).parquet(path), rows, None, rel,
-                           files)
+        return StoredFrame(self.spark.read.schema(df.schema).parquet(path), rows, path=rel,
+                           files=files)
 
 
 def snapshot(traces: dict[str, Trace]) -> dict[str, TraceEntry]:

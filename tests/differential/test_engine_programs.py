@@ -13,7 +13,8 @@ import os
 import pytest
 
 from ddlog.values import Record
-from tests.differential.harness import Differential, ValueGen, Workload, acyclic_pairs
+from tests.differential.harness import (INCREMENTAL, Differential, ValueGen, Workload,
+                                         acyclic_pairs)
 from tests.support import PROGRAMS, seed_for
 
 
@@ -90,6 +91,6 @@ def test_every_program_has_a_workload():
 def test_program_against_oracle(spark, name):
     from ddlog.api import Program
 
-    p = Program.load(os.path.join(PROGRAMS, f"{name}.dl"), spark)
+    p = Program.load(os.path.join(PROGRAMS, f"{name}.dl"), spark, config=INCREMENTAL)
     d = Differential(p, name, seed_for(f"programs/{name}"))
     d.run(WORKLOADS[name], epochs=10)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from ddlog.values import Record
-from tests.differential.harness import Differential, ValueGen, Workload
+from tests.differential.harness import INCREMENTAL, Differential, ValueGen, Workload
 from tests.support import seed_for
 
 # ---------------------------------------------------------------------------------------------
@@ -302,7 +302,7 @@ def test_targeted_against_oracle(spark, name):
     from ddlog.api import Program
 
     text, workload = TARGETED[name]
-    p = Program.load(text, spark)
+    p = Program.load(text, spark, config=INCREMENTAL)
     d = Differential(p, name, seed_for(f"targeted/{name}"))
     d.run(workload, epochs=10)
 

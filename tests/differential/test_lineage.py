@@ -44,7 +44,9 @@ def test_plans_do_not_grow_with_iterations_or_epochs(spark, plan_sizes):
     p.commit()
     assert p.engine.iterations[max(p.engine.iterations)] >= n  # one iteration per chain link
     assert p.relation("Reach").count() == n + 1
-    first_epoch = list(plan_sizes)
+    # the last plan is the epoch's end, which folds every trace's batches of the epoch at once
+    # (at most config.max_cur_batches per trace, however many iterations ran)
+    first_epoch = list(plan_sizes)[:-1]
     early, late = first_epoch[8:16], first_epoch[-8:]
     assert max(late) <= 1.5 * max(early), (early, late)
 

@@ -59,6 +59,9 @@ def json_changes(text: str) -> dict[str, set[tuple[str, int]]]:
     out: dict[str, set[tuple[str, int]]] = {}
     for line in text.splitlines():
         d = json.loads(line)
+        if "stats" in d:  # the epoch's stats close the output
+            assert d["stats"]["epoch"] >= 1
+            continue
         rec = "{}{{{}}}".format(d["relation"], ", ".join(f".{k} = {v}"
                                                           for k, v in d["record"].items()))
         out.setdefault(d["relation"], set()).add((rec, d["weight"]))

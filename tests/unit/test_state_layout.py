@@ -9,6 +9,7 @@ import os
 import pytest
 
 from ddlog.app.transaction import CLEAR, Transaction
+from ddlog.types import Update
 from ddlog.plan import load_text
 from ddlog.values.render import change_json_lines, change_lines, csv_text, relation_text, table_text
 from ddlog.app.shell import SourceWindow
@@ -161,7 +162,7 @@ def test_transaction_folds_updates_in_order():
     assert t.steps["T"] == [CLEAR, {(3,): 1}]
     t.add_frame("T", -1, "df")
     t.insert("T", (4,))
-    assert t.steps["T"][2:] == [(-1, "df"), {(4,): 1}]
+    assert t.steps["T"][2:] == [Update(-1, "df"), {(4,): 1}]
 
 
 def test_source_window_keeps_recent_lines():

@@ -1,0 +1,205 @@
+"""The engine next to its alternatives, in one Spark session (bench/README.md holds the results).
+
+For one workload (bench/workloads.py) it measures, in this order:
+
+- the job floor: one tiny Spark job of the kind an iteration needs (a broadcast join and an
+  aggregate over two 100-row local relations), median of 5;
+- the hand-written PySpark loop from scratch on the initial inputs;
+- the engine's initial epoch (a first evaluation: from scratch);
+- for each batch size, `--repeat` epochs inserting and as many deleting that many rows of the
+  updated relation, each read from `Program.last_commit` (seconds, fixpoint iterations, Spark
+  jobs): medians;
+- the engine from scratch and the hand-written loop (the recompute a user would run) on the
+  final inputs, whose results must agree with the incremental engine's.
+
+    python bench/run.py reach --edges 100000
+    python bench/run.py tc --file ../shared/data/tree11.csv --batches 1,10
+    python bench/run.py pointsto --facts 50000
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from bench import workloads  # noqa: E402
+
+
+def timed(fn) -> tuple[float, object]:
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def job_floor(spark) -> dict:
+    """The median wall time and job count of one tiny iteration-like Spark job."""
+    from pyspark.sql import functions as F
+
+    from runtime.stats import JobCounter
+
+    a = spark.createDataFrame([(k, k % 7) for k in range(100)], "k long, v long")
+    b = spark.createDataFrame([(k, k % 5) for k in range(100)], "k long, w long")
+    counter = JobCounter(spark)
+    runs = []
+    for _ in range(6):
+        with counter.counting("floor") as c:
+            a.join(F.broadcast(b), "k").groupBy("v").agg(F.sum("w")).collect()
+        runs.append((c.seconds, c.jobs))
+    runs = runs[1:]  # the first pays for code generation
+    return {"seconds": statistics.median(s for s, _ in runs),
+            "jobs": statistics.median(j for _, j in runs)}
+
+
+def epoch(p) -> dict:
+    p.commit()
+    st = p.last_commit
+    return {"seconds": st.seconds, "iterations": st.iterations, "jobs": st.jobs,
+            "modes": sorted({s.mode for s in st.strata if s.mode != "unchanged"})}
+
+
+def median_of(runs: list[dict]) -> dict:
+    return {"seconds": statistics.median(r["seconds"] for r in runs),
+            "iterations": statistics.median(r["iterations"] for r in runs),
+            "jobs": statistics.median(r["jobs"] for r in runs),
+            "max_seconds": max(r["seconds"] for r in runs),
+            "modes": sorted({m for r in runs for m in r["modes"]}),
+            "runs": runs}
+
+
+def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int) -> dict:
+    from ddlog.api import Program
+
+    print(f"[{w.name}]", flush=True)
+    out: dict = {"workload": w.name, "floor": job_floor(spark)}
+    print(f"  job floor {out['floor']['seconds']:.2f}s", flush=True)
+    secs, rows = timed(lambda: w.loop(w.inputs))
+    out["loop_initial"] = {"seconds": secs, "rows": rows}
+    print(f"  hand-written loop (initial inputs) {secs:.1f}s, {rows} rows", flush=True)
+
+    p = Program.load(w.program, spark)
+    for rel, df in w.inputs.items():
+        p.insert(rel, df)
+    out["initial"] = epoch(p)
+    print(f"  engine initial epoch {out['initial']['seconds']:.1f}s, "
+          f"{out['initial']['iterations']} iterations, {out['initial']['jobs']} jobs",
+          flush=True)
+
+    rng = random.Random(seed)
+    present = list(w.present)
+    rng.shuffle(present)
+    last: dict[tuple, int] = {}  # each updated row's last update: +1 insert, -1 delete
+    out["epochs"] = []
+    for b in batches:
+        for kind in ("insert", "delete"):
+            runs = []
+            for _ in range(repeat):
+                if kind == "insert":
+                    rows = w.new_rows(rng, b)
+                    p.insert(w.updated, rows)
+                    last.update((r, 1) for r in rows)
+                else:
+                    rows, present = present[:b], present[b:]
+                    p.delete(w.updated, rows)
+                    last.update((r, -1) for r in rows)
+                runs.append(epoch(p))
+            m = median_of(runs)
+            m.update(batch=b, kind=kind)
+            out["epochs"].append(m)
+            print(f"  {kind} {b:>5}: median {m['seconds']:.2f}s, {m['iterations']} iterations, "
+                  f"{m['jobs']} jobs ({', '.join(m['modes'])})", flush=True)
+    engine_rows = p.relation(w.output).count()
+
+    final = dict(w.inputs)
+    cols = final[w.updated].columns
+    upd = final[w.updated]
+    if last:
+        upd = upd.join(spark.createDataFrame(sorted(last), cols), cols, "left_anti")
+        upd = upd.union(spark.createDataFrame(sorted(r for r, s in last.items() if s > 0),
+                                              upd.schema))
+    final[w.updated] = upd.distinct().cache()
+    secs, rows = timed(lambda: w.loop(final))
+    out["loop_final"] = {"seconds": secs, "rows": rows}
+    print(f"  hand-written loop (final inputs) {secs:.1f}s, {rows} rows", flush=True)
+    q = Program.load(w.program, spark)
+    for rel, df in final.items():
+        q.insert(rel, df)
+    out["scratch"] = epoch(q)
+    scratch_rows = q.relation(w.output).count()
+    print(f"  engine from scratch (final inputs) {out['scratch']['seconds']:.1f}s, "
+          f"{out['scratch']['iterations']} iterations, {out['scratch']['jobs']} jobs",
+          flush=True)
+    if not engine_rows == scratch_rows == rows:
+        raise SystemExit(f"{w.name}: {w.output} has {engine_rows} rows incrementally, "
+                         f"{scratch_rows} from scratch, {rows} by the hand-written loop")
+    out["rows"] = engine_rows
+    return out
+
+
+def markdown(r: dict) -> str:
+    floor, scratch, loop = r["floor"]["seconds"], r["scratch"]["seconds"], r["loop_final"]["seconds"]
+    ini = r["initial"]
+    lines = [f"### {r['workload']}", "",
+             f"- job floor {floor:.2f} s ({r['floor']['jobs']:.0f} jobs); "
+             f"hand-written loop {r['loop_initial']['seconds']:.1f} s on the initial inputs, "
+             f"{loop:.1f} s on the final ones ({r['rows']:,} rows)",
+             f"- engine: initial epoch {ini['seconds']:.1f} s ({ini['iterations']} iterations, "
+             f"{ini['jobs']} jobs), {ini['seconds'] / r['loop_initial']['seconds']:.2f}x the "
+             f"loop; from scratch on the final inputs {scratch:.1f} s "
+             f"({r['scratch']['iterations']} iterations), {scratch / loop:.2f}x the loop", "",
+             "| rows | kind | median s | iterations | jobs | s per iteration / floor "
+             "| loop / epoch | worst epoch / scratch | how |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    for e in r["epochs"]:
+        per_it = e["seconds"] / max(e["iterations"], 1) / floor
+        lines.append(f"| {e['batch']} | {e['kind']} | {e['seconds']:.2f} | "
+                     f"{e['iterations']:g} | {e['jobs']:g} | {per_it:.2f} | "
+                     f"{loop / e['seconds']:.1f}x | {e['max_seconds'] / scratch:.2f} | "
+                     f"{', '.join(e['modes'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("workload", choices=["reach", "tc", "pointsto"])
+    ap.add_argument("--edges", type=int, default=100_000)
+    ap.add_argument("--roots", type=int, default=10)
+    ap.add_argument("--file", help="tc: an edge list (src,dst per line), e.g. tree11.csv")
+    ap.add_argument("--facts", type=int, default=50_000)
+    ap.add_argument("--batches", default="1,10,100,1000")
+    ap.add_argument("--repeat", type=int, default=3, help="epochs per batch size and kind")
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--master", default=None)
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    args = ap.parse_args()
+
+    from runtime.spark import get_session
+
+    spark = get_session(args.master)
+    if args.workload == "reach":
+        w = workloads.reach(spark, args.edges, args.roots, args.seed, args.partitions)
+    elif args.workload == "tc":
+        w = workloads.tc(spark, args.edges, args.file, args.seed, args.partitions)
+    else:
+        w = workloads.pointsto(spark, args.facts, args.seed, args.partitions)
+    batches = [int(b) for b in args.batches.split(",") if b]
+    result = run(spark, w, batches, args.repeat, args.seed)
+    result["command"] = "python bench/run.py " + " ".join(sys.argv[1:])
+    result["date"] = time.strftime("%Y-%m-%d")
+    os.makedirs(args.out, exist_ok=True)
+    slug = "-".join(sys.argv[1:]).replace("/", "_").replace(".", "_")[:80] or args.workload
+    with open(os.path.join(args.out, f"{slug}.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    print(markdown(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

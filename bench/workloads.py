@@ -1,0 +1,212 @@
+"""The benchmark workloads: each a DDlog program, its input facts (generated in Spark, or read
+from ../shared/data), the updates its incremental epochs apply, and the PySpark loop a Spark
+user would write by hand to compute the same output from scratch (the baseline the engine is
+compared with)."""
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+REACH = """
+input relation Edge(src: bigint, dst: bigint)
+input relation Root(node: bigint)
+output relation Reach(node: bigint)
+Reach(r) :- Root(r).
+Reach(y) :- Reach(x), Edge(x, y).
+"""
+
+TC = """
+input relation Edge(src: bigint, dst: bigint)
+output relation Path(src: bigint, dst: bigint)
+Path(x, y) :- Edge(x, y).
+Path(x, z) :- Path(x, y), Edge(y, z).
+"""
+
+# Andersen's points-to analysis in the style of programs/pointsto.dl, over numbered variables
+# and objects, with a negation: the heap cells a variable may point to that no store ever
+# writes (a typical "never written" query) need PointsTo complete first.
+POINTSTO = """
+input relation AddressOf(dst: bigint, obj: bigint)
+input relation Assign(dst: bigint, src: bigint)
+input relation Load(dst: bigint, src: bigint)
+input relation Store(dst: bigint, src: bigint)
+output relation PointsTo(ptr: bigint, obj: bigint)
+relation Written(obj: bigint)
+output relation NeverWritten(ptr: bigint, obj: bigint)
+PointsTo(p, o) :- AddressOf(p, o).
+PointsTo(p, o) :- Assign(p, q), PointsTo(q, o).
+PointsTo(p, o) :- Load(p, q), PointsTo(q, r), PointsTo(r, o).
+PointsTo(r, o) :- Store(p, q), PointsTo(p, r), PointsTo(q, o).
+Written(r) :- Store(p, _), PointsTo(p, r).
+NeverWritten(p, o) :- PointsTo(p, o), not Written(o).
+"""
+
+
+@dataclass
+class Workload:
+    name: str
+    program: str
+    output: str
+    inputs: dict[str, "DataFrame"]  # relation -> its initial facts (cached)
+    # the relation the incremental epochs update, a generator of new rows for it, and
+    # present rows to delete (a sample, collected once)
+    updated: str
+    new_rows: Callable[[random.Random, int], list[tuple]]
+    present: list[tuple]
+    loop: Callable[[dict[str, "DataFrame"]], int]  # the hand-written loop: the output's rows
+
+
+def _random_edges(spark: "SparkSession", edges: int, nodes: int, seed: int) -> "DataFrame":
+    """About `edges` distinct random edges over `nodes` nodes, generated on the executors."""
+    from pyspark.sql import functions as F
+
+    n = F.lit(nodes)
+    df = spark.range(int(edges * 1.02)).select(
+        F.pmod(F.xxhash64("id", F.lit(seed)), n).alias("src"),
+        F.pmod(F.xxhash64("id", F.lit(seed + 1)), n).alias("dst"))
+    return df.distinct().limit(edges)
+
+
+def _cached(df: "DataFrame", parts: int) -> "DataFrame":
+    df = df.repartition(parts).cache()
+    df.count()
+    return df
+
+
+def _sample(df: "DataFrame", k: int) -> list[tuple]:
+    return [tuple(r) for r in df.limit(k).collect()]
+
+
+def reach(spark: "SparkSession", edges: int, roots: int, seed: int, parts: int) -> Workload:
+    nodes = max(2, edges // 3)
+    e = _cached(_random_edges(spark, edges, nodes, seed), parts)
+    rng = random.Random(seed)
+    r = spark.createDataFrame([(x,) for x in rng.sample(range(nodes), roots)], "node long")
+
+    def new_rows(rng: random.Random, k: int) -> list[tuple]:
+        return [(rng.randrange(nodes), rng.randrange(nodes)) for _ in range(k)]
+
+    return Workload(f"reachability, {edges:,} edges, {roots} roots", REACH, "Reach",
+                    {"Edge": e, "Root": r}, "Edge", new_rows, _sample(e, 5_000),
+                    lambda ins: reach_loop(ins["Edge"], ins["Root"]))
+
+
+def tc(spark: "SparkSession", edges: int, path: str | None, seed: int,
+       parts: int) -> Workload:
+    if path:
+        e = spark.read.csv(path, schema="src long, dst long")
+        e = _cached(e.dropna().distinct(), parts)
+        nodes = e.selectExpr("max(greatest(src, dst))").first()[0] + 1
+        label = os.path.basename(path)
+    else:
+        nodes = max(2, int(edges * 0.8))
+        e = _cached(_random_edges(spark, edges, nodes, seed), parts)
+        label = "random graph"
+    n = e.count()
+
+    def new_rows(rng: random.Random, k: int) -> list[tuple]:
+        return [(rng.randrange(nodes), rng.randrange(nodes)) for _ in range(k)]
+
+    return Workload(f"transitive closure, {label}, {n:,} edges", TC, "Path", {"Edge": e},
+                    "Edge", new_rows, _sample(e, 2_000), lambda ins: tc_loop(ins["Edge"]))
+
+
+def pointsto(spark: "SparkSession", facts: int, seed: int, parts: int) -> Workload:
+    """`facts` statements over facts/2 variables and facts/8 objects: half assignments, a
+    quarter address-of, an eighth each loads and stores, random operands."""
+    from pyspark.sql import functions as F
+
+    vars_, objs = max(4, facts // 2), max(2, facts // 8)
+
+    def rel(count: int, dst_range: int, src_range: int, salt: int) -> "DataFrame":
+        df = spark.range(count).select(
+            F.pmod(F.xxhash64("id", F.lit(seed + salt)), F.lit(dst_range)).alias("dst"),
+            F.pmod(F.xxhash64("id", F.lit(seed + salt + 1)), F.lit(src_range)).alias("src"))
+        return _cached(df.distinct(), parts)
+
+    ins = {"Assign": rel(facts // 2, vars_, vars_, 10),
+           "AddressOf": rel(facts // 4, vars_, objs, 20).withColumnRenamed("src", "obj"),
+           "Load": rel(facts // 8, vars_, vars_, 30),
+           "Store": rel(facts // 8, vars_, vars_, 40)}
+
+    def new_rows(rng: random.Random, k: int) -> list[tuple]:
+        return [(rng.randrange(vars_), rng.randrange(vars_)) for _ in range(k)]
+
+    return Workload(f"points-to, {facts:,} statements", POINTSTO, "PointsTo", ins, "Assign",
+                    new_rows, _sample(ins["Assign"], 2_000), pointsto_loop)
+
+
+# ---------------------------------------------------------------------------------------------
+# The loops a Spark user writes by hand: semi-naive (join the new rows only, distinct, anti-join
+# what is known), the fixed relations cached, lineage cut by a local checkpoint per iteration.
+
+
+def reach_loop(edge: "DataFrame", root: "DataFrame") -> int:
+    from pyspark.sql import functions as F
+
+    e = edge.select(F.col("src").alias("node"), "dst")
+    known = root.select("node").distinct().localCheckpoint()
+    delta = known
+    while True:
+        new = delta.join(e, "node").select(F.col("dst").alias("node")).distinct()
+        delta = new.join(known, "node", "left_anti").localCheckpoint()
+        if delta.count() == 0:
+            return known.count()
+        known = known.union(delta).localCheckpoint()
+
+
+def tc_loop(edge: "DataFrame") -> int:
+    from pyspark.sql import functions as F
+
+    e = edge.select(F.col("src").alias("mid"), "dst")
+    known = edge.select("src", "dst").distinct().localCheckpoint()
+    delta = known
+    while True:
+        new = (delta.select("src", F.col("dst").alias("mid")).join(e, "mid")
+               .select("src", "dst").distinct())
+        delta = new.join(known, ["src", "dst"], "left_anti").localCheckpoint()
+        if delta.count() == 0:
+            return known.count()
+        known = known.union(delta).localCheckpoint()
+
+
+def pointsto_loop(ins: dict[str, "DataFrame"]) -> int:
+    """PointsTo and NeverWritten as a user would compute them: semi-naive PointsTo (each
+    rule with the new rows in one PointsTo atom at a time), then the negation."""
+    from pyspark.sql import functions as F
+
+    def pt(df: "DataFrame", p: str, o: str) -> "DataFrame":
+        return df.select(F.col("ptr").alias(p), F.col("obj").alias(o))
+
+    assign = ins["Assign"].select(F.col("dst").alias("p"), F.col("src").alias("q"))
+    load = ins["Load"].select(F.col("dst").alias("p"), F.col("src").alias("q"))
+    store = ins["Store"].select(F.col("dst").alias("p"), F.col("src").alias("q"))
+    known = ins["AddressOf"].select(F.col("dst").alias("ptr"), "obj").distinct()
+    known = known.localCheckpoint()
+    delta = known
+    while True:
+        parts = [
+            assign.join(pt(delta, "q", "o"), "q").select("p", "o"),
+            load.join(pt(delta, "q", "r"), "q").join(pt(known, "r", "o"), "r").select("p", "o"),
+            load.join(pt(known, "q", "r"), "q").join(pt(delta, "r", "o"), "r").select("p", "o"),
+            store.join(pt(delta, "p", "r"), "p").join(pt(known, "q", "o"), "q")
+                 .select(F.col("r").alias("p"), "o"),
+            store.join(pt(known, "p", "r"), "p").join(pt(delta, "q", "o"), "q")
+                 .select(F.col("r").alias("p"), "o"),
+        ]
+        new = parts[0]
+        for part in parts[1:]:
+            new = new.union(part)
+        new = new.select(F.col("p").alias("ptr"), F.col("o").alias("obj")).distinct()
+        delta = new.join(known, ["ptr", "obj"], "left_anti").localCheckpoint()
+        if delta.count() == 0:
+            break
+        known = known.union(delta).localCheckpoint()
+    written = store.join(pt(known, "p", "obj"), "p").select("obj").distinct()
+    known.join(written, "obj", "left_anti").count()
+    return known.count()
