@@ -124,6 +124,9 @@ def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int
         upd = upd.union(spark.createDataFrame(sorted(r for r, s in last.items() if s > 0),
                                               upd.schema))
     final[w.updated] = upd.distinct().cache()
+    stored = p.relation(w.updated)
+    if stored.count() != final[w.updated].count() or stored.exceptAll(final[w.updated]).count():
+        raise SystemExit(f"{w.name}: the engine's {w.updated} is not the inputs given")
     secs, rows = timed(lambda: w.loop(final))
     out["loop_final"] = {"seconds": secs, "rows": rows}
     print(f"  hand-written loop (final inputs) {secs:.1f}s, {rows} rows", flush=True)

@@ -62,14 +62,15 @@ class Workload:
 
 
 def _random_edges(spark: "SparkSession", edges: int, nodes: int, seed: int) -> "DataFrame":
-    """About `edges` distinct random edges over `nodes` nodes, generated on the executors."""
+    """About `edges` distinct random edges over `nodes` nodes, generated on the executors
+    (the same rows however often Spark computes them: no limit, no sampling)."""
     from pyspark.sql import functions as F
 
     n = F.lit(nodes)
-    df = spark.range(int(edges * 1.02)).select(
+    df = spark.range(edges).select(
         F.pmod(F.xxhash64("id", F.lit(seed)), n).alias("src"),
         F.pmod(F.xxhash64("id", F.lit(seed + 1)), n).alias("dst"))
-    return df.distinct().limit(edges)
+    return df.distinct()
 
 
 def _cached(df: "DataFrame", parts: int) -> "DataFrame":

@@ -37,6 +37,10 @@ class Config:
     # A stratum whose imports change by more than this fraction of their stored rows is
     # evaluated from scratch and its traces rebuilt (0: whenever it has a past; inf: never).
     recompute_ratio: float = 0.25
+    # ... and an incremental run of a recursive stratum that takes longer than this times its
+    # last evaluation from scratch (scaled to its inputs' size) is abandoned and recomputed
+    # (inf: never; 0: after its first iteration).
+    incremental_budget: float = 1.0
 
 
 DEFAULT = Config()

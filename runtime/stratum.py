@@ -50,6 +50,9 @@ class StratumRuntime:
         self.ops: dict[int, Operator] = {}
         self.out_traces: dict[int, Trace] = {}
         self.large = False  # whether the last iteration's deltas were too large to collect
+        # (seconds, input rows) of the last evaluation from scratch (a first epoch or a
+        # recompute): what an incremental run is measured against
+        self.scratch: tuple[float, int] | None = None
         rel_of_distinct = {d: r for r, d in circuit.delays.items()}
         for node in circuit.nodes:
             if node.stateful:
@@ -142,8 +145,15 @@ class StratumRuntime:
         for op in self.ops.values():
             op.begin_epoch(fresh)
         feedback = set(c.delays.values()) if c.recursive else set()
+        budget = None if fresh or not c.recursive else self._budget(imports)
+        began = time.perf_counter()
         i, steps = 0, 0
         while True:
+            if budget is not None and steps and time.perf_counter() - began > budget:
+                # iterating the change costs more than evaluating from scratch would: drop
+                # what this epoch recorded so far and recompute
+                self._abandon()
+                return self._recompute(imports, stats, progress)
             steps += 1
             if steps > self.max_iterations or i > self.max_iterations:
                 raise EvaluationError(
@@ -165,7 +175,32 @@ class StratumRuntime:
             i = nxt
         stats.iterations = steps
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
+        if fresh:
+            self.scratch = (time.perf_counter() - began, self._stored(imports))
         return stats
+
+    def _stored(self, imports: set[str]) -> int:
+        """The rows of the stratum's inputs, stored and changed this epoch."""
+        return sum(self.relation_traces[r].past_rows() + self.relation_traces[r].cur_rows(0, INF)
+                   for r in imports)
+
+    def _budget(self, imports: set[str]) -> float | None:
+        """How long an incremental run may take before recomputing pays: config.
+        incremental_budget times the last evaluation from scratch, scaled to the inputs' size
+        now (None before there was one: a state re-opened from disk)."""
+        if self.scratch is None:
+            return None
+        seconds, rows = self.scratch
+        scale = max(1.0, self._stored(imports) / max(rows, 1))
+        return self.config.incremental_budget * seconds * scale
+
+    def _abandon(self) -> None:
+        """Forget what this epoch's incremental run recorded so far (the stratum's own
+        relations' and operators' changes), as if it had not started."""
+        for r in self.circuit.relations:
+            self.relation_traces[r].abort_epoch()
+        self.abort_epoch()
+        self.large = False
 
     def _fresh(self, imports: set[str]) -> bool:
         """Whether this epoch evaluates the stratum from nothing: no trace it reads or
@@ -208,6 +243,7 @@ class StratumRuntime:
             scratch[r].abort_epoch()  # frees the scratch copies' caches
         stats.mode = "recomputed"
         stats.iterations = done.iterations
+        self.scratch = run.scratch
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
         return stats
 
