@@ -35,9 +35,9 @@ from runtime.config import Config
 from tests.oracle import apply_updates, evaluate
 
 # The programs' and targeted tests drive the incremental path through every epoch, however
-# large the change is next to the tiny state (by default a change that large would be
-# recomputed instead: test_engine_knobs covers that, test_api the default mix).
-INCREMENTAL = Config(recompute_ratio=float("inf"))
+# large the change is next to the tiny state or however long it takes (by default such an
+# epoch would be recomputed instead: test_engine_knobs covers that, test_api the default mix).
+INCREMENTAL = Config(recompute_ratio=float("inf"), incremental_budget=float("inf"))
 
 Rows = dict[str, set[tuple]]
 Update = tuple[str, str, tuple]  # ('insert' | 'delete', relation, row)
