@@ -70,10 +70,9 @@ class Engine:
     def value(self, rel: str, include_cur: bool = False) -> DataFrame:
         """The relation's current contents (columns c0..cN, no weight)."""
         t = self.values.get(rel) or self.traces[rel]
-        df = union_all([t.past(0, INF), t.cur(0, INF) if include_cur else None])
-        if df is None:
+        z = t.summed(include_cur)
+        if z is None:
             return self.empty(rel).drop(WEIGHT)
-        z = consolidate(df.drop("_i"), t.columns)
         return z.filter(F.col(WEIGHT) > 0).select(*t.columns)
 
     def empty(self, rel: str) -> DataFrame:
@@ -224,7 +223,7 @@ def read_value(spark: SparkSession, info: RelationInfo, manifest, state,
     key = value_trace(info.name) if info.role == "output" else relation_trace(info.name)
     t = Trace(cols, config)
     attach({key: t}, manifest, state, spark, strict=False)
-    df = t.past(0, INF)
-    if df is None:
+    z = t.summed(include_cur=False)
+    if z is None:
         return spark.createDataFrame([], relation_schema(info.column_types, weight=False))
-    return consolidate(df.drop(ITER), cols).filter(F.col(WEIGHT) > 0).select(*cols)
+    return z.filter(F.col(WEIGHT) > 0).select(*cols)

@@ -223,7 +223,7 @@ class StratumRuntime:
         that run: each one's change this epoch is new - past (what downstream strata and
         readers of `cur` see), and at the epoch's end the new content replaces the past."""
         c = self.circuit
-        values = {r: _whole_value(self.relation_traces[r]) for r in imports}
+        values = {r: self.relation_traces[r].summed() for r in imports}
         frames = materialize_many(values, expect_large=None, config=self.config)
         scratch: dict[str, Trace] = {}
         for r in [*imports, *c.relations]:
@@ -348,12 +348,6 @@ class StratumRuntime:
             t.abort_epoch()
         for op in self.ops.values():
             op.abort_epoch()
-
-
-def _whole_value(t: Trace) -> DataFrame | None:
-    """A relation's value after this epoch's change (a Z-set, no iterations)."""
-    df = union_all([t.past(0, INF), t.cur(0, INF)])
-    return None if df is None else consolidate(df.drop(ITER), t.columns)
 
 
 def _rebuilt_change(old: Trace, new: Trace) -> DataFrame | None:

@@ -124,6 +124,12 @@ class Trace:
     def past_iters(self) -> set[int]:
         return self.iters
 
+    def summed(self, include_cur: bool = True) -> DataFrame | None:
+        """Σ over iterations of past (and cur): the relation's value as a Z-set (columns +
+        _w, consolidated), None when nothing is stored."""
+        df = union_all([self.past(0, INF), self.cur(0, INF) if include_cur else None])
+        return None if df is None else consolidate(df.drop(ITER), self.columns)
+
     def _arranged(self, b: Batch) -> DataFrame:
         """A batch as reads use it: arranged first when it is large (once: batches never
         change), so that a join by the key does not shuffle it and a lookup of a few keys
