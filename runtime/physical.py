@@ -230,10 +230,19 @@ def checkpoint_leaf(df: DataFrame) -> DataFrame:
     multiplies estimates through joins, and fixpoints join data derived from earlier
     checkpoints with each other, so the estimates' exponents compound until optimising a plan
     takes minutes (measured: epoch 7 of a 4-node transitive closure took 400 s). A leaf made
-    from the checkpointed RDD starts from the default estimate every time."""
+    from the checkpointed RDD starts from the default estimate every time.
+
+    With a checkpoint directory set (on a cluster: runtime/spark.reliable_checkpoints), the
+    checkpoint is a reliable one, written there: a local checkpoint lives on an executor and
+    is lost with it. It is cached too, so that writing it does not recompute it."""
     spark = df.sparkSession
     jrdd = df._jdf.javaRDD()  # external rows: safe copies, converted on the JVM only
-    jrdd.rdd().localCheckpoint()
+    rdd = jrdd.rdd()
+    if rdd.context().getCheckpointDir().isDefined():
+        rdd.persist(spark._jvm.org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK())
+        rdd.checkpoint()
+    else:
+        rdd.localCheckpoint()
     return DataFrame(spark._jsparkSession.createDataFrame(jrdd, df._jdf.schema()), spark)
 
 

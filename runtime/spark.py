@@ -7,6 +7,8 @@ used as it is.
 from __future__ import annotations
 
 import os
+import re
+import threading
 
 from pyspark.sql import SparkSession
 
@@ -21,6 +23,8 @@ DEFAULTS: dict[str, str] = {
     "spark.default.parallelism": str(max(2, os.cpu_count() or 2)),
     "spark.driver.memory": "4g",
     "spark.sql.session.timeZone": "UTC",
+    # reliable checkpoints (on a cluster) are removed once nothing refers to them
+    "spark.cleaner.referenceTracking.cleanCheckpoints": "true",
     # PySpark's DataFrame debugging records the Python call site of every DataFrame and
     # Column call on the JVM (three py4j round trips each); the engine builds thousands of
     # them per epoch, and reports its errors itself.
@@ -29,8 +33,9 @@ DEFAULTS: dict[str, str] = {
 
 
 def get_session(master: str | None = None, conf: dict[str, str] | None = None,
-                app_name: str = "ddlog") -> SparkSession:
-    """Return the active session, or create one with our defaults under the user's settings."""
+                app_name: str = "ddlog", level: str | None = None) -> SparkSession:
+    """Return the active session, or create one with our defaults under the user's settings.
+    `level`: Spark's log level (default: log_level())."""
     active = SparkSession.getActiveSession()
     if active is not None:
         for key, value in (conf or {}).items():
@@ -46,7 +51,7 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
     user = SparkConf()  # picks up spark.* Java system properties / submit args
     settings = {k: v for k, v in DEFAULTS.items() if not user.contains(k)}
     settings.update(conf or {})
-    level = log_level()
+    level = (level or log_level()).lower()
     # Spark's own log lines stay off unless asked for, from the JVM's first line on: the
     # logging configuration must be known when the driver JVM starts.
     java = f"-Dlog4j2.configurationFile={LOG_CONFIG} -Dddlog.log.level={level}"
@@ -55,10 +60,25 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
         settings[key] = f"{java} {given}".strip()
     for key, value in settings.items():
         builder = builder.config(key, value)
+    _launch_quietly(builder, level)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(level.upper())
     _quiet_query_context_logs()
     return spark
+
+
+def is_local(spark: SparkSession) -> bool:
+    return spark.sparkContext.master.startswith("local")
+
+
+def reliable_checkpoints(spark: SparkSession, directory: str) -> None:
+    """On a cluster, cut lineage with checkpoints written to `directory` (which every node
+    must see), unless the user set one (spark.checkpoint.dir): an executor-local checkpoint
+    vanishes with its executor, and the plans that read it would fail."""
+    sc = spark.sparkContext
+    if is_local(spark) or sc.getCheckpointDir() is not None:
+        return
+    sc.setCheckpointDir(directory)
 
 
 LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
@@ -67,6 +87,43 @@ LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.pr
 def log_level() -> str:
     """Spark's log level: DDLOG_SPARK_LOG_LEVEL (e.g. warn, info), else off."""
     return os.environ.get("DDLOG_SPARK_LOG_LEVEL", "off").lower()
+
+
+# What the JVM itself prints on stderr before any logging is set up (e.g. "WARNING: Using
+# incubator modules: jdk.incubator.vector", which Spark's launcher always causes).
+_JVM_NOISE = re.compile(rb"WARNING: ")
+
+
+def _launch_quietly(builder, level: str) -> None:
+    """Start the driver JVM (unless one runs) with its stderr going through a filter that
+    drops the JVM's start-up warnings when Spark's logs are off; everything else it writes
+    (a crash, an out-of-memory message) still reaches our stderr. PySpark lets the JVM
+    inherit stderr otherwise, and nothing in Spark's settings silences those lines."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if level != "off" or SparkContext._gateway is not None or \
+            "PYSPARK_GATEWAY_PORT" in os.environ:
+        return
+    conf = SparkConf(loadDefaults=False)
+    for key, value in builder._options.items():
+        conf.set(key, value)
+    read_end, write_end = os.pipe()
+    target = os.dup(2)
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end})
+    finally:
+        os.close(write_end)
+    threading.Thread(target=_forward, args=(read_end, target), daemon=True,
+                     name="jvm-stderr").start()
+    SparkContext._ensure_initialized(gateway=gateway)
+
+
+def _forward(read_end: int, target: int) -> None:
+    with os.fdopen(read_end, "rb") as lines:
+        for line in lines:
+            if not _JVM_NOISE.match(line):
+                os.write(target, line)
 
 
 def _quiet_query_context_logs() -> None:

@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
+from ddlog.app.serve import SERVED_COMMANDS
 from ddlog.errors import DDlogError
 from ddlog.syntax.source import read_text
 
@@ -63,32 +64,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in SERVED and getattr(args, "state", None):
+        from ddlog.app.client import forward  # a `ddlog serve` of the state may answer
+
+        try:
+            status = forward(args, sys.argv[1:] if argv is None else argv)
+        except Exception as err:
+            status, message = failure(err)
+            print(message, file=sys.stderr)
+        if status is not None:  # a `ddlog serve` of this state answered
+            return status
+    return run_command(args)
+
+
+# the commands that a running `ddlog serve --state DIR` answers for DIR (ddlog/app/serve.py)
+SERVED = (*SERVED_COMMANDS, "shell")
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed command; every error becomes a message on stderr and an exit status."""
     try:
         return args.run(args)
-    except DDlogError as err:
-        print(err.format(), file=sys.stderr)
-        return 1
-    except RecursionError:
-        print("ddlog: error: the input is nested too deeply to process", file=sys.stderr)
-        return 1
-    except FileNotFoundError as err:
-        print(f"ddlog: error: no such file: {err.filename}", file=sys.stderr)
-        return 2
-    except OSError as err:
-        print(f"ddlog: error: {err.filename or 'input/output'}: {err.strerror or err}",
-              file=sys.stderr)
-        return 2
+    except Exception as err:
+        status, message = failure(err)
+        print(message, file=sys.stderr)
+        return status
     except KeyboardInterrupt:
         print("ddlog: interrupted", file=sys.stderr)
         return 130
-    except Exception as err:
-        from runtime.errors import describe
 
-        what = describe(err)  # a Spark job that failed while reading or computing
-        if what is None:
-            raise
-        print(f"ddlog: error: {what}", file=sys.stderr)
-        return 1
+
+def failure(err: Exception) -> tuple[int, str]:
+    """The exit status and the one message for an error that ends a command; anything not
+    known as the input's or Spark's fault is re-raised (a bug shows its traceback)."""
+    if isinstance(err, DDlogError):
+        return 1, err.format()
+    if isinstance(err, RecursionError):
+        return 1, "ddlog: error: the input is nested too deeply to process"
+    if isinstance(err, FileNotFoundError):
+        return 2, f"ddlog: error: no such file: {err.filename}"
+    if isinstance(err, OSError):
+        return 2, f"ddlog: error: {err.filename or 'input/output'}: {err.strerror or err}"
+    from runtime.errors import describe
+
+    what = describe(err)  # a Spark job that failed while reading or computing
+    if what is None:
+        raise err
+    return 1, f"ddlog: error: {what}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,6 +180,9 @@ SPARK_ARGS = (
     arg("--master", metavar="URL", help="Spark master (default: $SPARK_MASTER or local[*])"),
     arg("--conf", metavar="KEY=VALUE", action="append", default=[],
         help="a Spark setting (repeatable); wins over ddlog's defaults"),
+    arg("--verbose", action="store_true",
+        help="show Spark's own warnings and errors (log level WARN; DDLOG_SPARK_LOG_LEVEL "
+             "sets another level)"),
 )
 STATE_ARG = arg("--state", metavar="DIR", required=True, help="the state directory")
 STATS_ARG = arg("--stats", action="store_true",
@@ -176,7 +201,30 @@ def spark_options(args: argparse.Namespace):
         if not sep or not key:
             raise DDlogError(f"--conf expects KEY=VALUE, got '{item}'")
         conf[key.strip()] = value
-    return SparkOptions(args.master, conf)
+    level = None
+    if args.verbose:
+        import os
+
+        level = os.environ.get("DDLOG_SPARK_LOG_LEVEL") or "warn"
+    return SparkOptions(args.master, conf, level, show_start=sys.stderr.isatty())
+
+
+def open_state(args: argparse.Namespace, writer: bool = True):
+    """The state's Database: the one `ddlog serve` keeps warm when the command runs inside
+    it, else opened here (and closed by the caller)."""
+    from ddlog.app.database import Database
+
+    served = getattr(args, "served", None)
+    if served is not None:
+        return served
+    return Database.open(args.state, spark_options(args), writer=writer)
+
+
+def input_text(args: argparse.Namespace, path: str) -> str:
+    """A file the command reads (FILE.dat, --commands): from the client when `ddlog serve`
+    runs the command (the server may not see the client's working directory)."""
+    given = getattr(args, "texts", None) or {}
+    return given[path] if path in given else read_text(path)
 
 
 def progress_reporter():
@@ -275,6 +323,53 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# stream
+
+
+@command("stream", "apply change files as they arrive, one epoch per Spark Structured "
+                   "Streaming micro-batch (exactly once; the state is created if new)",
+         arg("program", metavar="PROGRAM.dl", help="the DDlog program"),
+         STATE_ARG,
+         arg("--source", metavar="R=FORMAT:DIR", action="append", default=[],
+             help="watch DIR for change files of input relation R (csv, json or parquet: the "
+                  "relation's columns and an optional integer column weight, 1 inserts and "
+                  "-1 deletes); repeatable"),
+         arg("--trigger", metavar="WHEN", default="5s",
+             help="available-now (apply every file present, then exit) or an interval such as "
+                  "5s (the default; runs until SIGINT/SIGTERM, finishing the current batch)"),
+         arg("--output", metavar="R=SINK", action="append", default=[],
+             help="rewrite relation R's value to SINK after each batch (as `run --output`)"),
+         arg("--changes", metavar="R=FORMAT:DIR", action="append", default=[],
+             help="append each epoch's changes of output relation R to DIR/epoch=E (columns, "
+                  "weight +1/-1; the epoch is the partition column)"),
+         *SPARK_ARGS)
+def cmd_stream(args: argparse.Namespace) -> int:
+    from ddlog.app.bindings import bind
+    from ddlog.app.database import Database
+    from ddlog.app.stream import Stream, Trigger, parse_change_feeds, parse_sources, \
+        stderr_report
+
+    trigger = Trigger.parse(args.trigger)
+    db = Database.for_program(args.program, args.state, spark_options(args))
+    failed = True
+    try:
+        sources = parse_sources(db, args.source)
+        feeds = parse_change_feeds(db, args.changes)
+        if args.output:
+            inputs = dict(db.inputs)
+            bind(db, [], args.output)  # checked, then kept beside the state's other sinks
+            db.inputs = inputs
+        stream = Stream(db, sources, feeds, stderr_report)
+        stream.run(trigger)
+        print(f"{stream.batches} batch{'es' if stream.batches != 1 else ''} committed; "
+              f"{db.state.path} is at epoch {db.epoch}")
+        failed = False
+        return 0
+    finally:
+        db.close(failed)
+
+
+# ---------------------------------------------------------------------------------------------
 # feed
 
 
@@ -305,10 +400,10 @@ class _UpdateAction(argparse.Action):
          STATS_ARG,
          *SPARK_ARGS)
 def cmd_feed(args: argparse.Namespace) -> int:
-    from ddlog.app.database import Database, Transaction
+    from ddlog.app.database import Transaction
     from ddlog.app.shell import feed_commands, record_argument
 
-    db = Database.open(args.state, spark_options(args))
+    db = open_state(args)
     try:
         if args.epoch is not None:
             if args.epoch < 1:
@@ -323,7 +418,7 @@ def cmd_feed(args: argparse.Namespace) -> int:
         txn = Transaction()
         n = 0
         if args.file is not None:
-            n += feed_commands(db, txn, read_text(args.file), args.file)
+            n += feed_commands(db, txn, input_text(args, args.file), args.file)
         elif not args.updates and not sys.stdin.isatty():
             n += feed_commands(db, txn, sys.stdin.read(), "<stdin>")
         for kind, text in args.updates or []:
@@ -353,10 +448,10 @@ def cmd_feed(args: argparse.Namespace) -> int:
          STATS_ARG,
          *SPARK_ARGS)
 def cmd_refresh(args: argparse.Namespace) -> int:
-    from ddlog.app.database import Database, Transaction
+    from ddlog.app.database import Transaction
     from ddlog.app.bindings import source_frames
 
-    db = Database.open(args.state, spark_options(args))
+    db = open_state(args)
     try:
         if not db.inputs:
             raise DDlogError(f"state {db.state.path} has no bound sources to refresh (bind them "
@@ -376,6 +471,27 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# serve
+
+
+@command("serve", "keep a state open, with Spark and the engine warm, and answer feed, refresh, "
+                  "query, sql and shell for it until SIGTERM",
+         STATE_ARG,
+         *SPARK_ARGS)
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ddlog.app.database import Database
+    from ddlog.app.serve import serve_state
+
+    db = Database.open(args.state, spark_options(args))
+    try:
+        serve_state(db)
+        return 0
+    finally:
+        db.keep_open = False
+        db.close()
+
+
+# ---------------------------------------------------------------------------------------------
 # query, sql
 
 
@@ -387,9 +503,8 @@ def cmd_refresh(args: argparse.Namespace) -> int:
          *SPARK_ARGS)
 def cmd_query(args: argparse.Namespace) -> int:
     from ddlog.values import render
-    from ddlog.app.database import Database
 
-    db = Database.open(args.state, spark_options(args), writer=False)
+    db = open_state(args, writer=False)
     try:
         info = db.relation(args.relation)
         rows = db.rows(info.name, limit=args.limit)
@@ -409,10 +524,9 @@ def cmd_sql(args: argparse.Namespace) -> int:
     from pyspark.errors import PySparkException
 
     from ddlog.values import render
-    from ddlog.app.database import Database
     from runtime.errors import describe
 
-    db = Database.open(args.state, spark_options(args), writer=False)
+    db = open_state(args, writer=False)
     try:
         for name in db.relations:
             db.named(name, db.value_frame(name)).createOrReplaceTempView(name)

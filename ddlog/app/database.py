@@ -21,8 +21,9 @@ last manifest.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ddlog.app.transaction import Transaction
 from ddlog.errors import EvaluationError, Span, UpdateError
@@ -46,6 +47,8 @@ __all__ = ["Database", "SparkOptions", "Transaction", "UpdateError"]
 class SparkOptions:
     master: str | None = None
     conf: dict[str, str] = field(default_factory=dict)
+    log_level: str | None = None  # Spark's log level (--verbose: warn); default off
+    show_start: bool = False  # say on stderr that Spark is starting (a person is watching)
 
 
 class Database:
@@ -62,8 +65,11 @@ class Database:
         self.config = config
         self.inputs: dict[str, str] = dict(manifest.inputs) if manifest else {}
         self.outputs: dict[str, str] = dict(manifest.outputs) if manifest else {}
+        # `ddlog stream`'s sources and last committed micro-batch, stored with each epoch
+        self.stream: dict = dict(manifest.stream) if manifest else {}
         self._spark = spark
         self._engine = None
+        self.keep_open = False  # `ddlog serve` owns it: the commands it runs do not close it
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -107,6 +113,7 @@ class Database:
         self.state, self.manifest = state, manifest
         if manifest is not None:
             self.inputs, self.outputs = dict(manifest.inputs), dict(manifest.outputs)
+            self.stream = dict(manifest.stream)
 
     @classmethod
     def open(cls, state_dir: str, options: SparkOptions | None = None,
@@ -131,7 +138,9 @@ class Database:
     def close(self, failed: bool = False) -> None:
         """Release the state. `failed`: the command is ending with an error, so a state
         directory it created and never committed to is removed again."""
-        if self.state is not None:
+        if self.state is not None and not self.keep_open:
+            if self._spark is not None:
+                self.state.drop_checkpoints(self._spark.sparkContext.getCheckpointDir())
             if failed:
                 self.state.abandon()
             self.state.release()
@@ -229,7 +238,21 @@ class Database:
             conf = dict(self.options.conf)
             if self.needs_catalog():
                 conf.setdefault("spark.sql.catalogImplementation", "hive")
-            self._spark = get_session(self.options.master, conf)
+            if self.options.show_start:
+                sys.stderr.write("ddlog: starting Spark ...\r")
+                sys.stderr.flush()
+            try:
+                self._spark = get_session(self.options.master, conf,
+                                          level=self.options.log_level)
+            finally:
+                if self.options.show_start:
+                    sys.stderr.write("\r\033[K")  # the line goes once Spark is up
+                    sys.stderr.flush()
+            if self.state is not None:
+                from runtime.spark import reliable_checkpoints
+                from runtime.state import CHECKPOINTS
+
+                reliable_checkpoints(self._spark, self.state.file(CHECKPOINTS))
         return self._spark
 
     @property
@@ -305,11 +328,15 @@ class Database:
 
     # -- committing --------------------------------------------------------------------------
 
-    def commit(self, txn: Transaction, progress=None) -> dict[str, "DataFrame"]:
+    def commit(self, txn: Transaction, progress=None,
+               before_store: "Callable[[dict[str, DataFrame]], None] | None" = None
+               ) -> dict[str, "DataFrame"]:
         """Run one epoch. Returns the change of every output relation whose value moved, as a
         lazy DataFrame with the declared columns and `weight` (+1 / -1). In durable mode the
         epoch is on disk when this returns (sinks are rewritten afterwards: write_sinks). A
-        failure leaves everything as it was before, and `txn` as it is."""
+        failure leaves everything as it was before, and `txn` as it is. `before_store` is
+        given the changes before the epoch is committed (a change feed written there is
+        written again if the commit does not happen: it is replayed)."""
         from runtime.errors import describe, is_damage
         from runtime.state import Persister
 
@@ -320,6 +347,10 @@ class Database:
             if self.state is not None:
                 persist = Persister(self.state, self.spark, engine.epoch + 1)
             changes = engine.commit(updates, persist=persist, progress=progress)
+            changes = {r: self.named(r, df) for r, df in changes.items()
+                       if r in self.relations and self.relations[r].role == "output"}
+            if before_store is not None:
+                before_store(changes)
             if self.state is not None:
                 self._store_epoch()
                 if progress is not None:
@@ -336,8 +367,7 @@ class Database:
                                  f"transaction was not committed") from None
             raise EvaluationError(f"the transaction failed and was rolled back: {what}") \
                 from None
-        return {r: self.named(r, df) for r, df in changes.items()
-                if r in self.relations and self.relations[r].role == "output"}
+        return changes
 
     def _store_epoch(self) -> None:
         from runtime.state import snapshot
@@ -346,7 +376,7 @@ class Database:
             self.state.write_program(self.text)
         manifest = Manifest(program_hash(self.text), self._program_file(), self._engine.epoch,
                             snapshot(self._engine.all_traces()), dict(self.inputs),
-                            dict(self.outputs))
+                            dict(self.outputs), stream=dict(self.stream))
         self.state.write_manifest(manifest)
         self.manifest = manifest
         self.state.collect_garbage(manifest)

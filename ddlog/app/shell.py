@@ -110,10 +110,21 @@ class Shell:
 
     def _run(self, chunks: Iterator[str], splitter: C.StatementSplitter) -> int:
         for chunk in chunks:
-            splitter.push(chunk)
-            status = self._drain(splitter)
+            status = self.push(splitter, chunk)
             if status is not None:
                 return status
+        return self.finish(splitter)
+
+    # A session driven from outside, one chunk at a time (`ddlog serve` runs a client's shell
+    # this way): push every chunk, then finish, unless a push already ended the session.
+
+    def push(self, splitter: C.StatementSplitter, chunk: str) -> int | None:
+        """Run the complete statements `chunk` adds; an exit status when the session ended."""
+        splitter.push(chunk)
+        return self._drain(splitter)
+
+    def finish(self, splitter: C.StatementSplitter) -> int:
+        """The input ended: its last statement must be complete."""
         try:
             splitter.finish()
         except DDlogError as err:

@@ -91,10 +91,12 @@ def as_tuples(info: RelationInfo, rows: Iterable[Any], error: ErrorClass) -> lis
 
 
 def frame(df: "DataFrame", info: RelationInfo, where: str, error: ErrorClass, *,
-          text: bool = False, by_position: bool = False) -> "DataFrame":
+          text: bool = False, by_position: bool = False, keep: tuple[str, ...] = ()
+          ) -> "DataFrame":
     """`df` as the relation's frame. `where` names the data in messages (a source spec, or
     "the DataFrame"); `text`: every column is text to convert (CSV); `by_position`: a frame
-    with none of the declared names may give its columns in order."""
+    with none of the declared names may give its columns in order; `keep`: columns of `df`
+    passed through after c0..cN as they are (a change file's weight)."""
     cols, shown = _columns(df, info, where, error, by_position)
     typed = []
     for k, (c, name, (col, t)) in enumerate(zip(cols, shown, info.columns)):
@@ -105,9 +107,10 @@ def frame(df: "DataFrame", info: RelationInfo, where: str, error: ErrorClass, *,
                         f"column '{name}' is {have.simpleString()}")
         typed.append(_convert(c, t, text, have).alias(col_name(k)))
     # raw and typed columns side by side, so one job checks the conversion and the values
-    both = df.select(*[c.alias(f"_raw{k}") for k, c in enumerate(cols)], *typed)
+    both = df.select(*[c.alias(f"_raw{k}") for k, c in enumerate(cols)], *typed,
+                     *[df[k] for k in keep])
     _check_values(both, info, where, error, text)
-    return both.select(*[col_name(k) for k in range(info.arity)])
+    return both.select(*[col_name(k) for k in range(info.arity)], *keep)
 
 
 def _columns(df, info: RelationInfo, where: str, error: ErrorClass,

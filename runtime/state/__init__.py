@@ -12,6 +12,10 @@ process ends.
                         recorded before the directory is written
       data/<batch>/     one Parquet directory per trace batch, written before the manifest
                         that names it and never modified afterwards
+      checkpoints/      on a cluster, the RDD checkpoints (lineage cuts) of the process that
+                        has the state open, removed when it closes it
+      stream/           the Structured Streaming checkpoint of `ddlog stream` (Spark's own
+                        offsets and commits; the manifest records the last batch committed)
       .writer.lock      flock'ed by the one process that may commit
       .readers.lock     flock'ed (shared) by readers; garbage is only removed without them
 
@@ -30,11 +34,11 @@ The traces are the engine's (`Engine.all_traces()`, named deterministically from
 text) plus the output relations' value spines (ddlog/database.py); a state is re-opened by
 compiling the stored program and re-attaching each trace's batches.
 """
-from runtime.state.layout import (DATA, JOURNAL, MANIFEST, MARK, PROGRAM, StateDir, StateError,
-                                  program_hash)
+from runtime.state.layout import (CHECKPOINTS, DATA, JOURNAL, MANIFEST, MARK, PROGRAM, STREAM,
+                                  StateDir, StateError, failpoint, program_hash)
 from runtime.state.manifest import FORMAT, BatchEntry, Manifest, TraceEntry
 from runtime.state.persist import Persister, StoredFrame, attach, snapshot
 
-__all__ = ["DATA", "FORMAT", "JOURNAL", "MANIFEST", "MARK", "PROGRAM", "BatchEntry", "Manifest",
-           "Persister", "StateDir", "StateError", "StoredFrame", "TraceEntry", "attach",
-           "program_hash", "snapshot"]
+__all__ = ["CHECKPOINTS", "DATA", "FORMAT", "JOURNAL", "MANIFEST", "MARK", "PROGRAM", "STREAM",
+           "BatchEntry", "Manifest", "Persister", "StateDir", "StateError", "StoredFrame",
+           "TraceEntry", "attach", "failpoint", "program_hash", "snapshot"]

@@ -19,6 +19,8 @@ MANIFEST = "manifest.json"
 PROGRAM = "program.dl"
 JOURNAL = "journal"
 DATA = "data"
+STREAM = "stream"  # the Structured Streaming checkpoint of `ddlog stream`
+CHECKPOINTS = "checkpoints"  # on a cluster, the RDD checkpoints of the running process
 LOCKS = (".writer.lock", ".readers.lock")
 # what _atomic_write leaves behind when a process dies between writing and renaming
 _TEMP = re.compile(r"\.(manifest\.json|program\.dl|journal)\.tmp-[0-9]+")
@@ -189,16 +191,16 @@ class StateDir:
     def write_manifest(self, manifest: Manifest) -> None:
         """The commit point: until the rename, readers (and a restart) see the old epoch."""
         manifest.committed_at = time.time()
-        self._atomic_write(MANIFEST, manifest.to_json(), failpoint="before-manifest-rename")
+        self._atomic_write(MANIFEST, manifest.to_json(), crash_at="before-manifest-rename")
 
-    def _atomic_write(self, name: str, text: str, failpoint: str | None = None) -> None:
+    def _atomic_write(self, name: str, text: str, crash_at: str | None = None) -> None:
         tmp = self.file(f".{name}.tmp-{os.getpid()}")
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        if failpoint is not None:
-            _failpoint(failpoint)
+        if crash_at is not None:
+            failpoint(crash_at)
         os.replace(tmp, self.file(name))
         dfd = os.open(self.path, os.O_RDONLY)
         try:
@@ -238,13 +240,23 @@ class StateDir:
         finally:
             os.close(fd)
 
+    def drop_checkpoints(self, directory: str | None) -> None:
+        """Remove the RDD checkpoints a process wrote under this state (Spark makes one
+        subdirectory per SparkContext in the checkpoint directory it is given), when it ends:
+        they are only lineage cuts, never read again."""
+        if not directory:
+            return
+        path = directory[len("file:"):] if directory.startswith("file:") else directory
+        if os.path.dirname(os.path.abspath(path)) == self.file(CHECKPOINTS):
+            shutil.rmtree(path, ignore_errors=True)
+
     def abandon(self) -> None:
         """Undo `claim` when the directory was made a state by this process and nothing was
         committed to it: remove exactly the files this state wrote, then the directory if that
         leaves it empty."""
         if not self.created or self.exists():
             return
-        for rel in self.journal():
+        for rel in [*self.journal(), STREAM, CHECKPOINTS]:
             shutil.rmtree(self.file(rel), ignore_errors=True)
         for name in (JOURNAL, PROGRAM, MARK, *LOCKS):
             try:
@@ -258,7 +270,7 @@ class StateDir:
                 pass  # not empty: someone else's files, left alone
 
 
-def _failpoint(name: str) -> None:
+def failpoint(name: str) -> None:
     """Crash tests kill the process at a named point of a commit: DDLOG_FAILPOINT=name."""
     if os.environ.get("DDLOG_FAILPOINT") == name:
         os.kill(os.getpid(), signal.SIGKILL)

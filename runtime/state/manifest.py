@@ -43,6 +43,9 @@ class Manifest:
     outputs: dict[str, str] = field(default_factory=dict)
     committed_at: float = 0.0
     format: int = FORMAT
+    # `ddlog stream`: its sources (relation -> FORMAT:DIR) and the last micro-batch committed,
+    # written with the epoch so that a replayed batch is recognised (exactly once)
+    stream: dict = field(default_factory=dict)
 
     def body(self) -> dict:
         return asdict(self)
@@ -86,8 +89,14 @@ class Manifest:
         committed = d.get("committed_at", 0.0)
         if not isinstance(committed, (int, float)):
             raise ValueError("committed_at: not a number")
+        stream = {}
+        if m.dict("stream"):
+            st = _Reader(m.dict("stream"), "stream")
+            stream = {"sources": {k: _Reader.check_str(v, f"stream.sources.{k}")
+                                  for k, v in st.dict("sources").items()},
+                      "batch": st.int("batch")}
         return cls(m.str("program_sha256"), m.str("program_file"), m.int("epoch"), traces,
-                   inputs, outputs, float(committed), FORMAT)
+                   inputs, outputs, float(committed), FORMAT, stream)
 
 
 def _checksum(body: dict) -> str:

@@ -1,0 +1,245 @@
+"""`ddlog serve --state DIR`: one long-running owner of a state, with its SparkSession, engine
+and traces warm, answering `feed`, `refresh`, `query`, `sql` and `shell` for that state.
+
+Finding it. The server writes `DIR/.serve.json` (readable by its owner only: mode 0600) with
+its pid, its loopback port and a random token; a client that finds the file sends its command
+there with the token (ddlog/app/client.py), and falls back to opening the state itself when
+nobody answers (a server killed without removing the file). The server holds the state's
+writer lock for its whole life, so no other process commits behind its back.
+
+Serving. A client sends its command line (and its stdin, and the text of the files it names);
+the server runs the very command function the CLI would, on its warm Database, and returns the
+exit status with what the command printed. Requests are handled one at a time: concurrent
+feeds become consecutive epochs, each its own, none lost, and a query sees the last committed
+epoch. A shell is a session: its chunks of input arrive one request each and run on a `Shell`
+kept for the session, so a transaction may span requests.
+
+Stopping. SIGTERM or SIGINT finishes the request being served, removes the file and releases
+the state; after SIGKILL the last committed epoch is on disk as always.
+"""
+from __future__ import annotations
+
+import contextlib
+import hmac
+import io
+import json
+import os
+import secrets
+import signal
+import sys
+import threading
+import uuid
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+from ddlog.errors import DDlogError
+
+if TYPE_CHECKING:
+    from ddlog.app.database import Database
+    from ddlog.app.shell import Shell, SourceWindow
+    from ddlog.syntax.commands import StatementSplitter
+
+SERVE_FILE = ".serve.json"
+# the commands a server runs as a client gives them (a shell is a session: see _shell_open)
+SERVED_COMMANDS = ("feed", "refresh", "query", "sql")
+
+
+@dataclass
+class _Session:
+    """A client's shell: its Shell (transaction included), its input so far, its output."""
+
+    shell: "Shell"
+    splitter: "StatementSplitter"
+    out: io.StringIO
+    err: io.StringIO
+    window: "SourceWindow | None" = None  # piped input: the last lines, for caret lines
+
+
+class Server:
+    def __init__(self, db: "Database"):
+        self.db = db
+        self.token = secrets.token_hex(32)
+        self.lock = threading.Lock()  # one request at a time: feeds are epochs in a row
+        self.sessions: dict[str, _Session] = {}
+        self.httpd: ThreadingHTTPServer | None = None
+        self.served = 0
+
+    # -- life --------------------------------------------------------------------------------
+
+    def serve(self, report) -> None:
+        """Warm up, publish the serve file, answer until SIGTERM/SIGINT."""
+        db = self.db
+        db.keep_open = True
+        db.engine  # the SparkSession and the state's traces, before the first request
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.httpd.daemon_threads = True
+        port = self.httpd.server_address[1]
+        path = db.state.file(SERVE_FILE)
+        _write_private(path, json.dumps({"pid": os.getpid(), "port": port,
+                                         "token": self.token}))
+        stop = threading.Event()
+
+        def on_signal(signum, frame):
+            stop.set()
+            threading.Thread(target=self.httpd.shutdown, daemon=True).start()
+
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        report(f"serving {db.state.path} (epoch {db.epoch}) on 127.0.0.1:{port}, pid "
+               f"{os.getpid()}; stop with SIGTERM or Ctrl-C")
+        try:
+            self.httpd.serve_forever(poll_interval=0.2)
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            self.httpd.server_close()
+            with self.lock:  # a request still running finishes first
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+        report(f"stopped after {self.served} request{'s' if self.served != 1 else ''}; "
+               f"{db.state.path} is at epoch {db.epoch}")
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        if not hmac.compare_digest(str(request.get("token", "")), self.token):
+            return {"refused": "bad token"}
+        op = request.get("op")
+        if op == "hello":  # a client checks that the server lives before sending its input
+            return {"pid": os.getpid()}
+        with self.lock:
+            self.served += 1
+            if op == "command":
+                return self._command(request)
+            if op == "shell-open":
+                return self._shell_open(request)
+            if op in ("shell-push", "shell-finish"):
+                return self._shell_step(op, request)
+        return {"refused": f"unknown request {op!r}"}
+
+    def _command(self, request: dict) -> dict:
+        from ddlog.app.cli import build_parser, run_command
+
+        out, err = io.StringIO(), io.StringIO()
+        with _redirected(out, err, request.get("stdin")):
+            try:
+                args = build_parser().parse_args(request["argv"])
+            except SystemExit as exit_:  # argparse printed its usage error
+                return {"status": exit_.code or 0, "stdout": out.getvalue(),
+                        "stderr": err.getvalue()}
+            if args.command not in SERVED_COMMANDS or \
+                    os.path.abspath(args.state) != self.db.state.path:
+                return {"refused": "not a command for this server"}
+            args.served, args.texts = self.db, request.get("texts") or {}
+            status = run_command(args)
+        return {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+    def _shell_open(self, request: dict) -> dict:
+        from ddlog.app.shell import Shell, SourceWindow
+        from ddlog.syntax.commands import StatementSplitter
+        from runtime.state import program_hash
+
+        if request.get("program_sha256") != program_hash(self.db.text):
+            path = request.get("program", "the program")
+            return {"status": 1, "stdout": "",
+                    "stderr": f"error: state {self.db.state.path} belongs to a different "
+                              f"program (built from {self.db.manifest.program_file}), not "
+                              f"{path}\n"}
+        file = request.get("file") or "<stdin>"
+        out, err = io.StringIO(), io.StringIO()
+        shell = Shell(self.db, out=out, err=err, interactive=bool(request.get("interactive")))
+        shell.file = file
+        text = request.get("text")
+        if text is not None:  # a whole file: its text for the caret lines
+            session = _Session(shell, StatementSplitter(file, source=text), out, err)
+            shell.source = lambda: text
+        else:
+            session = _Session(shell, StatementSplitter(file), out, err, SourceWindow())
+            shell.source = session.window.text
+        key = uuid.uuid4().hex
+        self.sessions[key] = session
+        return {"session": key, "stdout": "", "stderr": ""}
+
+    def _shell_step(self, op: str, request: dict) -> dict:
+        session = self.sessions.get(str(request.get("session")))
+        if session is None:
+            return {"refused": "no such shell session"}
+        try:
+            if op == "shell-push":
+                chunk = str(request.get("chunk", ""))
+                if session.window is not None:
+                    session.window.add(chunk)
+                status = session.shell.push(session.splitter, chunk)
+            else:
+                status = session.shell.finish(session.splitter)
+        except Exception as err:  # a failure that is not the input's: the session is over
+            from ddlog.app.cli import failure
+
+            status, message = failure(err)
+            session.err.write(message + "\n")
+        out, err = session.out.getvalue(), session.err.getvalue()
+        session.out.seek(0), session.out.truncate()
+        session.err.seek(0), session.err.truncate()
+        if status is not None:
+            del self.sessions[str(request.get("session"))]
+        return {"status": status, "stdout": out, "stderr": err}
+
+
+@contextlib.contextmanager
+def _redirected(out: io.StringIO, err: io.StringIO, stdin: str | None):
+    """A served command prints into the response. Requests run one at a time, so swapping
+    the process's streams is safe."""
+    saved = sys.stdin
+    sys.stdin = io.StringIO(stdin or "")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            yield
+    finally:
+        sys.stdin = saved
+
+
+def _handler(server: Server):
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            try:
+                length = int(self.headers.get("Content-Length", "0"))
+                request = json.loads(self.rfile.read(length).decode("utf-8"))
+                if not isinstance(request, dict):
+                    raise ValueError("not an object")
+            except (ValueError, UnicodeDecodeError):
+                self._send(400, {"refused": "bad request"})
+                return
+            self._send(200, server.answer(request))
+
+        def _send(self, code: int, body: dict) -> None:
+            data = json.dumps(body).encode("utf-8")
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args) -> None:  # noqa: A002
+            pass  # quiet, as a command-line tool should be
+
+    return Handler
+
+
+def _write_private(path: str, text: str) -> None:
+    """Write a file only its owner can read, atomically (never readable by others, not even
+    for a moment)."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def serve_state(db: "Database") -> None:
+    if db.state is None:  # pragma: no cover - the CLI always gives one
+        raise DDlogError("ddlog serve needs --state DIR")
+    Server(db).serve(lambda line: print(f"ddlog serve: {line}", file=sys.stderr, flush=True))

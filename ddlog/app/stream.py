@@ -1,0 +1,290 @@
+"""`ddlog stream`: the outer time as Spark Structured Streaming micro-batches.
+
+One directory per input relation is watched by Spark's file source; each micro-batch (the
+files that arrived since the last one) is one epoch, committed through `foreachBatch`:
+
+    files of the batch --(runtime/io/changes: typed, checked, weights)--> one Transaction
+        --> Database.commit --> change feeds (--changes), manifest (with the batch id), sinks
+
+Exactly once. Spark records which files make up batch N in the checkpoint (inside the state
+directory, `stream/`) before running it, and marks it done after `foreachBatch` returns; the
+epoch's manifest records N in the same atomic rename that commits the epoch. So after a crash
+at any point, Spark replays N with the same files, and either the manifest already has N (the
+replay is skipped) or it does not (nothing of N was committed, and it is applied now). A change
+feed is written into `DIR/epoch=E/` before the manifest: a replay rewrites the same directory.
+
+The stream watches with Spark's `binaryFile` file source and selects only the file names, so
+the streaming query itself never parses a row: each file is read whole by the batch readers
+that `run` uses for its sources, which match columns by name, type them by the declaration and
+name the file in every error. A bad file fails its batch before anything is committed, and
+the stream stops with that message.
+"""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from ddlog.app.transaction import Transaction
+from ddlog.errors import DDlogError
+from runtime.io import BindingError, Spec, parse_binding
+from runtime.state import STREAM, StateError, failpoint
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from ddlog.app.database import Database
+
+_EPOCH_DIR = re.compile(r"epoch=[0-9]+|_SUCCESS|\..*")
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """`available-now` (every file present, then stop) or a processing-time interval."""
+
+    available_now: bool
+    interval: str = ""  # e.g. "5 seconds"
+
+    @classmethod
+    def parse(cls, text: str) -> "Trigger":
+        if text == "available-now":
+            return cls(True)
+        m = re.fullmatch(r"([0-9]+)(ms|s|m|h)", text.strip())
+        if not m or int(m.group(1)) == 0:
+            raise DDlogError(f"--trigger {text}: expected available-now or an interval such as "
+                             f"500ms, 5s, 1m")
+        unit = {"ms": "milliseconds", "s": "seconds", "m": "minutes", "h": "hours"}[m.group(2)]
+        return cls(False, f"{int(m.group(1))} {unit}")
+
+
+def parse_sources(db: "Database", texts: list[str]) -> dict[str, Spec]:
+    """`--source R=FORMAT:DIR`: each an input relation, watched in a directory of change files."""
+    from runtime.io.changes import CHANGE_KINDS
+
+    out: dict[str, Spec] = {}
+    for text in texts:
+        rel, spec = _binding(text, "--source")
+        db.input_relation(rel, verb="stream into")
+        if spec.kind not in CHANGE_KINDS:
+            raise BindingError(f"--source {text}: change files are "
+                               f"{', '.join(CHANGE_KINDS)} (FORMAT:DIR)")
+        if os.path.exists(spec.target) and not os.path.isdir(spec.target):
+            raise BindingError(f"--source {text}: {spec.target} is a file; give the directory "
+                               f"the change files arrive in")
+        if rel in out:
+            raise BindingError(f"--source {text}: relation {rel} is bound twice")
+        out[rel] = spec
+    if not out:
+        raise BindingError("ddlog stream needs at least one --source R=FORMAT:DIR")
+    return out
+
+
+def parse_change_feeds(db: "Database", texts: list[str]) -> dict[str, Spec]:
+    """`--changes R=FORMAT:DIR`: an output relation whose changes are appended per epoch."""
+    from runtime.io import check_csv_columns
+    from runtime.io.changes import CHANGE_KINDS
+
+    out: dict[str, Spec] = {}
+    for text in texts:
+        rel, spec = _binding(text, "--changes")
+        info = db.relation(rel)
+        if info.role != "output":
+            raise BindingError(f"--changes {text}: {rel} is an {info.role} relation; only an "
+                               f"output relation's changes are fed")
+        if spec.kind not in CHANGE_KINDS:
+            raise BindingError(f"--changes {text}: a change feed is written as "
+                               f"{', '.join(CHANGE_KINDS)} (FORMAT:DIR)")
+        if spec.kind == "csv":
+            check_csv_columns(info, spec)
+        if os.path.isdir(spec.target):
+            foreign = sorted(e for e in os.listdir(spec.target) if not _EPOCH_DIR.fullmatch(e))
+            if foreign:
+                raise BindingError(f"--changes {text}: the directory holds files that are not "
+                                   f"a change feed's ({', '.join(foreign[:3])}); give a new "
+                                   f"directory")
+        elif os.path.exists(spec.target):
+            raise BindingError(f"--changes {text}: {spec.target} is a file; give a directory")
+        if rel in out:
+            raise BindingError(f"--changes {text}: relation {rel} is bound twice")
+        out[rel] = spec
+    return out
+
+
+def _binding(text: str, flag: str) -> tuple[str, Spec]:
+    try:
+        rel, spec = parse_binding(text, sink=True)
+    except BindingError:
+        raise BindingError(f"bad {flag} '{text}': expected RELATION=FORMAT:DIR") from None
+    return rel, spec
+
+
+class Stream:
+    """One streaming query over a state: its sources, change feeds and the stop protocol.
+
+    Stopping (SIGINT/SIGTERM, or the end of `available-now`) never cuts a batch in two: the
+    batch running finishes and is committed; a batch that would start after the request fails
+    at once, before reading anything, and Spark replays it on the next start."""
+
+    def __init__(self, db: "Database", sources: dict[str, Spec], feeds: dict[str, Spec],
+                 report: Callable[[str], None] | None = None):
+        self.db, self.sources, self.feeds, self.report = db, sources, feeds, report
+        self.error: BaseException | None = None
+        self.batches = 0
+        self._lock = threading.Condition()
+        self._busy = False
+        self._stopping = False
+        wanted = {rel: str(spec) for rel, spec in sources.items()}
+        given = db.stream.get("sources")
+        if given is not None and given != wanted:
+            shown = ", ".join(f"{r}={s}" for r, s in sorted(given.items()))
+            raise StateError(f"state {db.state.path} is streamed from {shown}; give the same "
+                             f"--source bindings (a different set would re-read or skip "
+                             f"files), or use a new state directory")
+        self.wanted = wanted
+
+    # -- the query ---------------------------------------------------------------------------
+
+    def start(self, trigger: Trigger):
+        from pyspark.sql import functions as F
+
+        spark = self.db.spark
+        frames = []
+        for rel, spec in sorted(self.sources.items()):
+            os.makedirs(spec.target, exist_ok=True)
+            frames.append(spark.readStream.format("binaryFile")
+                          .schema("path string, modificationTime timestamp, length bigint, "
+                                  "content binary")
+                          .load(spec.target)
+                          .select(F.lit(rel).alias("relation"), "path"))
+        files = frames[0]
+        for f in frames[1:]:
+            files = files.unionByName(f)
+        writer = (files.writeStream.foreachBatch(self._batch)
+                  .option("checkpointLocation", self.db.state.file(STREAM))
+                  .queryName("ddlog-stream"))
+        writer = (writer.trigger(availableNow=True) if trigger.available_now
+                  else writer.trigger(processingTime=trigger.interval))
+        return writer.start()
+
+    def run(self, trigger: Trigger) -> None:
+        """Run until the files are done (`available-now`) or SIGINT/SIGTERM; raises the error
+        that stopped the stream."""
+        from pyspark.errors import StreamingQueryException
+
+        query = self.start(trigger)
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            while query.isActive:
+                if self._stopping:
+                    with self._lock:
+                        while self._busy:
+                            self._lock.wait()
+                    query.stop()
+                    break
+                try:
+                    query.awaitTermination(0.5)
+                except StreamingQueryException:
+                    break
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        if self.error is not None and not isinstance(self.error, _Stopped):
+            raise self.error
+        failed = query.exception()
+        if failed is not None and self.error is None and not self._stopping:
+            from runtime.errors import describe
+
+            raise DDlogError(f"the stream failed: {describe(failed) or failed}")
+
+    def _on_signal(self, signum, frame) -> None:
+        with self._lock:
+            self._stopping = True
+
+    # -- one micro-batch ---------------------------------------------------------------------
+
+    def _batch(self, files: "DataFrame", batch_id: int) -> None:
+        with self._lock:
+            if self._stopping:
+                self.error = _Stopped()
+                raise self.error  # not started: Spark replays it next time
+            self._busy = True
+        try:
+            self._apply(files, batch_id)
+        except BaseException as err:
+            self.error = err
+            raise
+        finally:
+            with self._lock:
+                self._busy = False
+                self._lock.notify_all()
+
+    def _apply(self, files: "DataFrame", batch_id: int) -> None:
+        from runtime.io.changes import read_changes
+
+        db = self.db
+        if db.stream.get("batch", -1) >= batch_id and db.stream.get("sources") == self.wanted:
+            if self.report:
+                self.report(f"batch {batch_id}: already committed (epoch {db.epoch}), skipped")
+            return
+        started = time.perf_counter()
+        paths = sorted((r["relation"], r["path"]) for r in files.collect())
+        txn = Transaction()
+        for rel, path in sorted(paths, key=lambda rp: (rp[1], rp[0])):  # in the files' order
+            inserts, deletes = read_changes(db.spark, self.sources[rel].kind, path,
+                                            db.relations[rel])
+            txn.add_frame(rel, 1, inserts)
+            if deletes is not None:
+                txn.add_frame(rel, -1, deletes)
+        before = dict(db.stream)
+        db.stream = {"sources": dict(self.wanted), "batch": batch_id}
+        try:
+            db.commit(txn, before_store=self._write_feeds)
+        except BaseException:
+            db.stream = before
+            raise
+        failpoint("stream-batch-committed")  # before Spark marks the batch done: a replay
+        db.write_sinks()
+        self.batches += 1
+        if self.report:
+            done = db.last_commit
+            rows_in = done.rows_in if done else 0
+            rows_out = done.rows_out if done else 0
+            self.report(f"batch {batch_id} -> epoch {db.epoch}: {len(paths)} file"
+                        f"{'s' if len(paths) != 1 else ''}, {rows_in} input rows changed, "
+                        f"{rows_out} output rows changed, "
+                        f"{time.perf_counter() - started:.2f}s")
+
+    def _write_feeds(self, changes: dict[str, "DataFrame"]) -> None:
+        """Each fed relation's changes of the epoch being committed, as DIR/epoch=E (the
+        epoch becomes a column when the feed is read back): rewritten whole by a replay."""
+        from pyspark.errors import PySparkException
+
+        from runtime.errors import describe
+
+        epoch = self.db.epoch  # the engine has moved on to the epoch being committed
+        for rel, spec in sorted(self.feeds.items()):
+            if rel not in changes:
+                continue
+            out = f"{spec.target}/epoch={epoch}"
+            try:
+                w = changes[rel].write.mode("overwrite")
+                if spec.kind == "csv":
+                    w.option("header", True).csv(out)
+                else:
+                    w.format(spec.kind).save(out)
+            except PySparkException as err:
+                raise BindingError(f"cannot write the changes of {rel} to {out}: "
+                                   f"{describe(err)}") from None
+
+
+class _Stopped(Exception):
+    """A batch refused because a stop was requested."""
+
+
+def stderr_report(line: str) -> None:
+    print(f"ddlog stream: {line}", file=sys.stderr, flush=True)
