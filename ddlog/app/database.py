@@ -8,6 +8,10 @@ the shell (through the factories below) and the Python API (ddlog/app/api.py, a 
     db = Database.open("st", writer=False)                        # query, sql (reader)
     db = Database(compiled, spark=session)                        # the Python API
 
+`ddlog stream` commits through the same `commit` (one epoch per micro-batch, its batch id
+stored with the epoch: `stream`), and `ddlog serve` keeps one Database open (`keep_open`) and
+runs the feed/query/sql/shell commands of its clients on it.
+
 Nothing here starts Spark until it is needed: opening a state, checking its program and
 validating updates are plain Python, so a command that fails on bad input fails in a fraction of
 a second and leaves the state untouched. The engine (and the SparkSession) are created on the

@@ -28,6 +28,7 @@ import secrets
 import signal
 import sys
 import threading
+import traceback
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -131,7 +132,11 @@ class Server:
                     os.path.abspath(args.state) != self.db.state.path:
                 return {"refused": "not a command for this server"}
             args.served, args.texts = self.db, request.get("texts") or {}
-            status = run_command(args)
+            try:
+                status = run_command(args)
+            except Exception:  # a bug: the client shows its traceback, the server goes on
+                err.write(traceback.format_exc())
+                status = 70
         return {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
     def _shell_open(self, request: dict) -> dict:
@@ -175,7 +180,10 @@ class Server:
         except Exception as err:  # a failure that is not the input's: the session is over
             from ddlog.app.cli import failure
 
-            status, message = failure(err)
+            try:
+                status, message = failure(err)
+            except Exception:  # a bug: the client shows its traceback, the server goes on
+                status, message = 70, traceback.format_exc()
             session.err.write(message + "\n")
         out, err = session.out.getvalue(), session.err.getvalue()
         session.out.seek(0), session.out.truncate()

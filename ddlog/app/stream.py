@@ -13,7 +13,8 @@ at any point, Spark replays N with the same files, and either the manifest alrea
 replay is skipped) or it does not (nothing of N was committed, and it is applied now). A change
 feed is written into `DIR/epoch=E/` before the manifest: a replay rewrites the same directory.
 
-The stream watches with Spark's `binaryFile` file source and selects only the file names, so
+The stream watches with Spark's `binaryFile` file source and selects only the file names (and
+times: the files of a batch apply in the order they were written, then by name), so
 the streaming query itself never parses a row: each file is read whole by the batch readers
 that `run` uses for its sources, which match columns by name, type them by the declaration and
 name the file in every error. A bad file fails its batch before anything is committed, and
@@ -145,6 +146,11 @@ class Stream:
             raise StateError(f"state {db.state.path} is streamed from {shown}; give the same "
                              f"--source bindings (a different set would re-read or skip "
                              f"files), or use a new state directory")
+        if given is not None and not os.path.isdir(db.state.file(STREAM, "offsets")):
+            raise StateError(f"state {db.state.path} has committed stream batches up to "
+                             f"{db.stream.get('batch')}, but its streaming checkpoint "
+                             f"{db.state.file(STREAM)} is missing: without it files would be "
+                             f"applied twice or skipped; restore it, or stream into a new state")
         self.wanted = wanted
 
     # -- the query ---------------------------------------------------------------------------
@@ -160,7 +166,8 @@ class Stream:
                           .schema("path string, modificationTime timestamp, length bigint, "
                                   "content binary")
                           .load(spec.target)
-                          .select(F.lit(rel).alias("relation"), "path"))
+                          .select(F.lit(rel).alias("relation"), "path",
+                                  "modificationTime"))
         files = frames[0]
         for f in frames[1:]:
             files = files.unionByName(f)
@@ -227,14 +234,16 @@ class Stream:
         from runtime.io.changes import read_changes
 
         db = self.db
-        if db.stream.get("batch", -1) >= batch_id and db.stream.get("sources") == self.wanted:
+        if db.stream.get("batch", -1) >= batch_id:
             if self.report:
                 self.report(f"batch {batch_id}: already committed (epoch {db.epoch}), skipped")
             return
         started = time.perf_counter()
-        paths = sorted((r["relation"], r["path"]) for r in files.collect())
+        # in the order the files were written (then by name): a change feed's epochs, say
+        found = sorted((r["modificationTime"], r["path"], r["relation"]) for r in files.collect())
+        paths = [(rel, path) for _, path, rel in found]
         txn = Transaction()
-        for rel, path in sorted(paths, key=lambda rp: (rp[1], rp[0])):  # in the files' order
+        for rel, path in paths:
             inserts, deletes = read_changes(db.spark, self.sources[rel].kind, path,
                                             db.relations[rel])
             txn.add_frame(rel, 1, inserts)

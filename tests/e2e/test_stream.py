@@ -139,6 +139,7 @@ def test_stream_batches_against_the_oracle(cli, tmp_path):
             files.random_edges(rng, 4)  # two files of Edge in one batch, applied in order
         r = cli("stream", REACH, "--state", state, *files.sources(), "--trigger",
                 "available-now", "--changes", f"Reach=json:{feed}",
+                "--changes", f"Unreachable=parquet:{tmp_path / 'unreachable'}",
                 *(sink_args(tmp_path / "out") if epoch == 1 else []))  # kept in the state
         assert r.code == 0, r
         assert f"is at epoch {epoch}" in r.out, r
@@ -157,6 +158,16 @@ def test_stream_batches_against_the_oracle(cli, tmp_path):
         before, after = expected_by_epoch[epoch - 1]["Reach"], expected_by_epoch[epoch]["Reach"]
         want = {(rec, 1) for rec in after - before} | {(rec, -1) for rec in before - after}
         assert changes.get(epoch, set()) == want, f"change feed of epoch {epoch}"
+    # downstream: the Parquet change feed of Unreachable (node, weight), consumed as change
+    # files by another stream, rebuilds it as that state's Root
+    other = tmp_path / "downstream"
+    r = cli("stream", REACH, "--state", other, "--source",
+            f"Root=parquet:{tmp_path / 'unreachable'}", "--trigger", "available-now")
+    assert r.code == 0, r
+    r = cli("query", "--state", other, "Root")
+    assert r.code == 0, r
+    assert {line.replace("Root", "Unreachable") for line in parse_dump(r.out, "Root")} == \
+        expected_by_epoch[3]["Unreachable"]
 
 
 def test_stream_processing_time_trigger_and_sigterm(cli, tmp_path):
@@ -249,6 +260,14 @@ def test_bad_change_file_commits_nothing(cli, tmp_path):
     r = cli(*args)
     assert r.code == 0, r
     assert dump(cli, state) == files.expected()
+    # without its streaming checkpoint a streamed state is not continued (files would be
+    # applied twice or skipped)
+    os.rename(state / "stream", tmp_path / "stream-moved")
+    r = cli(*args)
+    assert r.code == 1 and "streaming checkpoint" in r.err and "Traceback" not in r.err, r
+    os.rename(tmp_path / "stream-moved", state / "stream")
+    r = cli(*args)
+    assert r.code == 0 and "0 batches committed" in r.out, r
 
 
 def test_stream_refuses_bad_arguments(cli, tmp_path):
