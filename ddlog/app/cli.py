@@ -14,7 +14,6 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from ddlog.app.serve import SERVED_COMMANDS
 from ddlog.errors import DDlogError
 from ddlog.syntax.source import read_text
 
@@ -77,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(args)
 
 
-# the commands that a running `ddlog serve --state DIR` answers for DIR (ddlog/app/serve.py)
+# the commands that a running `ddlog serve --state DIR` answers for DIR (ddlog/app/serve.py):
+# these run there as given; a shell runs there as a session
+SERVED_COMMANDS = ("feed", "refresh", "query", "sql")
 SERVED = (*SERVED_COMMANDS, "shell")
 
 
@@ -188,6 +189,9 @@ STATE_ARG = arg("--state", metavar="DIR", required=True, help="the state directo
 STATS_ARG = arg("--stats", action="store_true",
                 help="print what the epoch did on stderr: seconds, Spark jobs, iterations and "
                      "rows per stratum")
+OUTPUT_ARG = arg("--output", metavar="R=SINK", action="append", default=[],
+                 help="write relation R to table:NAME, parquet:PATH, csv:PATH or json:PATH "
+                      "after each commit (repeatable)")
 FORMAT_ARG = arg("--format", choices=("text", "csv", "json"), default="text",
                  help="output format (default: DDlog's text format)")
 
@@ -293,9 +297,7 @@ def cmd_shell(args: argparse.Namespace) -> int:
          arg("--input", metavar="R=SOURCE", action="append", default=[],
              help="bind input relation R to table:NAME, parquet:PATH, csv:PATH, json:PATH or a "
                   "FILE.dat (a bare FILE.dat binds every input it is not told otherwise)"),
-         arg("--output", metavar="R=SINK", action="append", default=[],
-             help="write relation R to table:NAME, parquet:PATH, csv:PATH or json:PATH after "
-                  "each commit"),
+         OUTPUT_ARG,
          *SPARK_ARGS)
 def cmd_run(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database, Transaction
@@ -337,8 +339,7 @@ def cmd_run(args: argparse.Namespace) -> int:
          arg("--trigger", metavar="WHEN", default="5s",
              help="available-now (apply every file present, then exit) or an interval such as "
                   "5s (the default; runs until SIGINT/SIGTERM, finishing the current batch)"),
-         arg("--output", metavar="R=SINK", action="append", default=[],
-             help="rewrite relation R's value to SINK after each batch (as `run --output`)"),
+         OUTPUT_ARG,
          arg("--changes", metavar="R=FORMAT:DIR", action="append", default=[],
              help="append each epoch's changes of output relation R to DIR/epoch=E (columns, "
                   "weight +1/-1; the epoch is the partition column)"),

@@ -89,8 +89,10 @@ def _shell(server: Server, args: argparse.Namespace) -> int | None:
         open_request.update(file=args.commands, text=text)
         chunks = iter([text])
     elif sys.stdin.isatty():
+        from ddlog.app.shell import PROMPT, terminal_lines
+
         open_request.update(interactive=True)
-        chunks = _terminal_lines()
+        chunks = terminal_lines(lambda: PROMPT, sys.stdout)
     else:
         chunks = iter(sys.stdin.readline, "")
     answer = server.call(open_request)
@@ -110,20 +112,3 @@ def _shell(server: Server, args: argparse.Namespace) -> int | None:
     if answer is None:
         raise DDlogError("the ddlog server of this state stopped during the session")
     return _print(answer)
-
-
-def _terminal_lines() -> Iterator[str]:
-    from ddlog.app.shell import PROMPT
-
-    try:
-        import readline  # noqa: F401  (input() gains history and editing)
-    except ImportError:  # pragma: no cover
-        pass
-    while True:
-        try:
-            yield input(PROMPT) + "\n"
-        except EOFError:
-            sys.stdout.write("\n")
-            return
-        except KeyboardInterrupt:
-            sys.stdout.write("\n")

@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from ddlog.syntax.commands import StatementSplitter
 
 SERVE_FILE = ".serve.json"
-# the commands a server runs as a client gives them (a shell is a session: see _shell_open)
-SERVED_COMMANDS = ("feed", "refresh", "query", "sql")
 
 
 @dataclass
@@ -119,7 +117,7 @@ class Server:
         return {"refused": f"unknown request {op!r}"}
 
     def _command(self, request: dict) -> dict:
-        from ddlog.app.cli import build_parser, run_command
+        from ddlog.app.cli import SERVED_COMMANDS, build_parser, run_command
 
         out, err = io.StringIO(), io.StringIO()
         with _redirected(out, err, request.get("stdin")):

@@ -86,24 +86,13 @@ class Shell:
 
     def run_terminal(self) -> int:
         """A terminal: prompts, line editing where readline is available."""
-        try:
-            import readline  # noqa: F401  (input() gains history and editing)
-        except ImportError:  # pragma: no cover
-            pass
         window = SourceWindow()
         self.source = window.text
         splitter = C.StatementSplitter("<stdin>")
 
         def lines() -> Iterator[str]:
-            while True:
-                try:
-                    line = input(CONTINUE if splitter.pending else PROMPT) + "\n"
-                except EOFError:
-                    self.out.write("\n")
-                    return
-                except KeyboardInterrupt:
-                    self.out.write("\n")
-                    continue
+            for line in terminal_lines(lambda: CONTINUE if splitter.pending else PROMPT,
+                                       self.out):
                 window.add(line)
                 yield line
         return self._run(lines(), splitter)
@@ -218,6 +207,23 @@ class Shell:
 
     def _print(self, lines: list[str]) -> None:
         self.out.write("".join(line + "\n" for line in lines))
+
+
+def terminal_lines(prompt: Callable[[], str], out: TextIO) -> Iterator[str]:
+    """Lines typed at a terminal, with history and editing where readline is available:
+    Ctrl-C drops the line being typed, Ctrl-D ends the input."""
+    try:
+        import readline  # noqa: F401  (input() gains history and editing)
+    except ImportError:  # pragma: no cover
+        pass
+    while True:
+        try:
+            yield input(prompt()) + "\n"
+        except EOFError:
+            out.write("\n")
+            return
+        except KeyboardInterrupt:
+            out.write("\n")
 
 
 def feed_commands(db: Database, txn: Transaction, text: str, file: str) -> int:

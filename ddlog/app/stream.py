@@ -87,7 +87,7 @@ def parse_sources(db: "Database", texts: list[str]) -> dict[str, Spec]:
 
 def parse_change_feeds(db: "Database", texts: list[str]) -> dict[str, Spec]:
     """`--changes R=FORMAT:DIR`: an output relation whose changes are appended per epoch."""
-    from runtime.io import check_csv_columns
+    from runtime.io import check_csv_columns, check_sink_path
     from runtime.io.changes import CHANGE_KINDS
 
     out: dict[str, Spec] = {}
@@ -102,14 +102,7 @@ def parse_change_feeds(db: "Database", texts: list[str]) -> dict[str, Spec]:
                                f"{', '.join(CHANGE_KINDS)} (FORMAT:DIR)")
         if spec.kind == "csv":
             check_csv_columns(info, spec)
-        if os.path.isdir(spec.target):
-            foreign = sorted(e for e in os.listdir(spec.target) if not _EPOCH_DIR.fullmatch(e))
-            if foreign:
-                raise BindingError(f"--changes {text}: the directory holds files that are not "
-                                   f"a change feed's ({', '.join(foreign[:3])}); give a new "
-                                   f"directory")
-        elif os.path.exists(spec.target):
-            raise BindingError(f"--changes {text}: {spec.target} is a file; give a directory")
+        check_sink_path(spec, owned=_EPOCH_DIR, what="a change feed")
         if rel in out:
             raise BindingError(f"--changes {text}: relation {rel} is bound twice")
         out[rel] = spec
@@ -271,24 +264,13 @@ class Stream:
     def _write_feeds(self, changes: dict[str, "DataFrame"]) -> None:
         """Each fed relation's changes of the epoch being committed, as DIR/epoch=E (the
         epoch becomes a column when the feed is read back): rewritten whole by a replay."""
-        from pyspark.errors import PySparkException
-
-        from runtime.errors import describe
+        from runtime.io import write_sink
 
         epoch = self.db.epoch  # the engine has moved on to the epoch being committed
         for rel, spec in sorted(self.feeds.items()):
-            if rel not in changes:
-                continue
-            out = f"{spec.target}/epoch={epoch}"
-            try:
-                w = changes[rel].write.mode("overwrite")
-                if spec.kind == "csv":
-                    w.option("header", True).csv(out)
-                else:
-                    w.format(spec.kind).save(out)
-            except PySparkException as err:
-                raise BindingError(f"cannot write the changes of {rel} to {out}: "
-                                   f"{describe(err)}") from None
+            if rel in changes:
+                write_sink(Spec(spec.kind, f"{spec.target}/epoch={epoch}"), changes[rel],
+                           self.db.relations[rel])
 
 
 class _Stopped(Exception):

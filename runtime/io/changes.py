@@ -1,10 +1,11 @@
 """Change files: one file of rows for an input relation, each row an insert or a delete.
 
 A change file holds the relation's columns (matched by name, typed by its declaration, every
-value checked: the same ingestion as a source, runtime/io/sources.py) and optionally an integer
-column `weight` (`_weight` when the relation has a column called `weight`): 1 inserts the row,
--1 deletes it; without the column, or without a value in it, a row is an insert. A row that appears several times in
-one file is decided by its last occurrence, as a sequence of inserts and deletes would be.
+value checked: the same reading and ingestion as a source, runtime/io/sources.py) and
+optionally an integer column `weight` (`_weight` when the relation has a column called
+`weight`): 1 inserts the row, -1 deletes it; without the column, or without a value in it, a
+row is an insert. A row that appears several times in one file is decided by its last
+occurrence, as a sequence of inserts and deletes would be.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 from ddlog.types import RelationInfo
 from runtime.errors import describe
 from runtime.io.ingest import frame
-from runtime.io.sources import check_csv_columns
+from runtime.io.sources import read_raw
 from runtime.io.specs import BindingError, Spec
 from runtime.schema import col_name
 
@@ -33,7 +34,8 @@ def weight_column(info: RelationInfo) -> str:
 
 def read_changes(spark: "SparkSession", kind: str, path: str, info: RelationInfo
                  ) -> tuple["DataFrame", "DataFrame | None"]:
-    """The file's inserts and deletes (None: the file has no weight column) as frames c0..cN.
+    """A change file of one of CHANGE_KINDS: its inserts and its deletes (None: the file has
+    no weight column), as frames c0..cN.
     Raises ChangeFileError naming the file, and the rows and columns that do not fit."""
     from pyspark.errors import PySparkException
     from pyspark.sql import functions as F
@@ -41,7 +43,7 @@ def read_changes(spark: "SparkSession", kind: str, path: str, info: RelationInfo
     where = f"change file {path[len('file:'):] if path.startswith('file:') else path}"
     wname = weight_column(info)
     try:
-        raw = _read(spark, kind, path, info, wname)
+        raw = read_raw(spark, Spec(kind, path), info, extra=(wname,))
         weight = next((c for c in raw.columns if c.lower() == wname), None)
         keep = ("_ord", "_w") if weight is not None else ()
         if weight is not None:
@@ -69,21 +71,3 @@ def read_changes(spark: "SparkSession", kind: str, path: str, info: RelationInfo
         typed.agg(F.max_by("_w", "_ord").alias("_w"))
     return (last.filter(F.col("_w") == 1).select(*cols),
             last.filter(F.col("_w") == -1).select(*cols))
-
-
-def _read(spark, kind: str, path: str, info: RelationInfo, wname: str) -> "DataFrame":
-    spec = Spec(kind, path)
-    if kind == "csv":
-        check_csv_columns(info, spec)
-        return spark.read.option("header", True).option("inferSchema", False).csv(path)
-    if kind == "json":
-        from pyspark.sql.types import LongType, StructField
-
-        from runtime.schema import relation_schema
-
-        schema = relation_schema(info.column_types, weight=False, names=list(info.column_names))
-        schema = schema.add(StructField(wname, LongType(), True))
-        return spark.read.schema(schema).option("mode", "FAILFAST").json(path)
-    if kind == "parquet":
-        return spark.read.parquet(path)
-    raise ChangeFileError(f"{spec}: change files are csv, json or parquet")

@@ -13,20 +13,22 @@ from runtime.io.specs import BindingError, Spec
 _SPARK_OUTPUT = re.compile(r"\.?(part-.*|_SUCCESS.*|_committed_.*|_started_.*)")
 
 
-def check_sink_path(spec: Spec) -> None:
+def check_sink_path(spec: Spec, owned: re.Pattern = _SPARK_OUTPUT,
+                    what: str = "a sink") -> None:
     """A path sink is rewritten whole after each commit (Spark deletes what is there): so it
     must be new, or a directory that holds only what an earlier write of a sink left (part
-    files, _SUCCESS, their checksums). Anything else there is the user's, and is kept."""
+    files, _SUCCESS, their checksums; or, for a change feed, only what `owned` names: its
+    epoch directories). Anything else there is the user's, and is kept."""
     if spec.kind == "table" or not os.path.exists(spec.target):
         return
     if not os.path.isdir(spec.target):
-        raise BindingError(f"{spec}: the path is a file; a sink is a directory that ddlog "
+        raise BindingError(f"{spec}: the path is a file; {what} is a directory that ddlog "
                            f"rewrites after every commit, so give a new path")
-    foreign = sorted(e for e in os.listdir(spec.target) if not _SPARK_OUTPUT.fullmatch(e))
+    foreign = sorted(e for e in os.listdir(spec.target) if not owned.fullmatch(e))
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        raise BindingError(f"{spec}: the directory holds files that are not a sink's output "
-                           f"({shown}); a sink is rewritten after every commit, so give a new "
+        raise BindingError(f"{spec}: the directory holds files that are not {what}'s output "
+                           f"({shown}); {what} is rewritten after every commit, so give a new "
                            f"path")
 
 

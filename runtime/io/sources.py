@@ -27,21 +27,30 @@ def read_source(spark, spec: Spec, info: RelationInfo):
     from pyspark.errors import PySparkException
 
     try:
-        if spec.kind == "table":
-            df = spark.table(spec.target)
-        elif spec.kind == "parquet":
-            df = spark.read.parquet(spec.target)
-        elif spec.kind == "json":
-            from runtime.schema import relation_schema
-
-            schema = relation_schema(info.column_types, weight=False,
-                                     names=list(info.column_names))
-            df = spark.read.schema(schema).option("mode", "FAILFAST").json(spec.target)
-        elif spec.kind == "csv":
-            check_csv_columns(info, spec)
-            df = spark.read.option("header", True).option("inferSchema", False).csv(spec.target)
-        else:
-            raise BindingError(f"{spec}: not a tabular source")
-        return frame(df, info, str(spec), BindingError, text=spec.kind == "csv")
+        return frame(read_raw(spark, spec, info), info, str(spec), BindingError,
+                     text=spec.kind == "csv")
     except PySparkException as err:
         raise BindingError(f"cannot read {spec}: {describe(err)}") from None
+
+
+def read_raw(spark, spec: Spec, info: RelationInfo, extra: tuple[str, ...] = ()):
+    """The source as Spark reads it, before its columns are matched to the relation's: CSV as
+    text with its header's names, JSON with the relation's schema (and `extra` bigint fields:
+    a change file's weight), Parquet and tables as they are."""
+    if spec.kind == "table":
+        return spark.table(spec.target)
+    if spec.kind == "parquet":
+        return spark.read.parquet(spec.target)
+    if spec.kind == "json":
+        from pyspark.sql.types import LongType, StructField
+
+        from runtime.schema import relation_schema
+
+        schema = relation_schema(info.column_types, weight=False, names=list(info.column_names))
+        for name in extra:
+            schema = schema.add(StructField(name, LongType(), True))
+        return spark.read.schema(schema).option("mode", "FAILFAST").json(spec.target)
+    if spec.kind == "csv":
+        check_csv_columns(info, spec)
+        return spark.read.option("header", True).option("inferSchema", False).csv(spec.target)
+    raise BindingError(f"{spec}: not a tabular source")

@@ -106,3 +106,16 @@ def parse_changes(text: str) -> dict[str, set[tuple[str, int]]]:
             record, w = line.rsplit(": ", 1)
             current.add((record, int(w)))
     return out
+
+
+def oracle_records(program: Path, inputs: dict, relations: tuple[str, ...]
+                   ) -> dict[str, set[str]]:
+    """What `query R` must print for each relation (its record lines), by the oracle."""
+    from ddlog.plan import load
+    from ddlog.values import format_record
+    from tests.oracle import evaluate
+
+    checked = load(str(program)).program
+    values = evaluate(checked, inputs)
+    return {r: {format_record(r, checked.relations[r].columns, row) for row in values[r]}
+            for r in relations}

@@ -19,9 +19,8 @@ import pytest
 
 import pyspark
 from ddlog.plan import load
-from ddlog.values import format_record
-from tests.e2e.cli_support import PROGRAMS, ROOT, DDlogCLI, parse_dump
-from tests.oracle import apply_updates, evaluate, load_dat
+from tests.e2e.cli_support import PROGRAMS, ROOT, DDlogCLI, oracle_records, parse_dump
+from tests.oracle import apply_updates, load_dat
 
 REACH = PROGRAMS / "reach.dl"
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -113,10 +112,7 @@ def cluster(tmp_path_factory):
 
 
 def expected(inputs) -> dict[str, set[str]]:
-    program = load(str(REACH)).program
-    values = evaluate(program, inputs)
-    return {r: {format_record(r, program.relations[r].columns, row) for row in values[r]}
-            for r in ("Reach", "Unreachable")}
+    return oracle_records(REACH, inputs, ("Reach", "Unreachable"))
 
 
 # A commit in the API with no local relations (every result is cut by a checkpoint): prints

@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 
 from ddlog.plan import load
-from ddlog.values import format_record
-from tests.e2e.cli_support import (PROGRAMS, DDlogCLI, kill_group, manifest_epoch, parse_changes,
-                                   parse_dump, state_snapshot)
-from tests.oracle import evaluate, load_dat
+from tests.e2e.cli_support import (PROGRAMS, DDlogCLI, kill_group, manifest_epoch, oracle_records,
+                                   parse_changes, parse_dump, state_snapshot)
+from tests.oracle import load_dat
 
 REACH = PROGRAMS / "reach.dl"
 
@@ -47,11 +46,8 @@ def _serving(state: Path, pid: int) -> bool:
         return False
 
 
-def expected(inputs: dict[str, set]) -> dict[str, set[str]]:
-    program = load(str(REACH)).program
-    values = evaluate(program, inputs)
-    return {r: {format_record(r, program.relations[r].columns, row) for row in values[r]}
-            for r in ("Reach", "Unreachable")}
+def expected(inputs) -> dict[str, set[str]]:
+    return oracle_records(REACH, inputs, ("Reach", "Unreachable"))
 
 
 def query(cli: DDlogCLI, state: Path, relation: str) -> set[str]:
