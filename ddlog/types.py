@@ -151,6 +151,7 @@ class TFunc(Type):
 BOOL = TBool()
 STRING = TString()
 BIGINT = TInt()
+USIZE = TInt(False, 64)
 DOUBLE = TFloat(64)
 FLOAT = TFloat(32)
 
@@ -161,7 +162,7 @@ PRIMITIVES: dict[str, Type] = {
     "bigint": BIGINT,
     "float": FLOAT,
     "double": DOUBLE,
-    "usize": TInt(False, 64),
+    "usize": USIZE,
     **{f"u{n}": TInt(False, n) for n in (8, 16, 32, 64, 128)},
     **{f"s{n}": TInt(True, n) for n in (8, 16, 32, 64, 128)},
 }

@@ -266,6 +266,9 @@ def print_changes(db, changes: dict, fmt: str, stats: bool = False) -> None:
          arg("--state", metavar="DIR", help="keep the data in this state directory (created on "
                                             "the first commit; it must belong to PROGRAM)"),
          arg("--commands", metavar="FILE", help="read the commands from FILE instead of stdin"),
+         arg("--no-init-snapshot", action="store_true",
+             help="do not print what the program's facts put in the output relations at start "
+                  "(as DDlog's CLI flag)"),
          *SPARK_ARGS)
 def cmd_shell(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database
@@ -274,13 +277,16 @@ def cmd_shell(args: argparse.Namespace) -> int:
     db = Database.for_program(args.program, args.state, spark_options(args))
     status = 1
     try:
+        interactive = args.commands is None and sys.stdin.isatty()
+        shell = Shell(db, interactive=interactive, progress=progress_reporter())
+        if not args.no_init_snapshot:
+            shell.initial_snapshot()
         if args.commands is not None:
-            text = read_text(args.commands)
-            status = Shell(db, progress=progress_reporter()).run_text(text, args.commands)
-        elif sys.stdin.isatty():
-            status = Shell(db, interactive=True, progress=progress_reporter()).run_terminal()
+            status = shell.run_text(read_text(args.commands), args.commands)
+        elif interactive:
+            status = shell.run_terminal()
         else:
-            status = Shell(db, progress=progress_reporter()).run_stream(sys.stdin)
+            status = shell.run_stream(sys.stdin)
         return status
     finally:
         db.close(failed=status != 0)

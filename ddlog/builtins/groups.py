@@ -9,7 +9,7 @@ ddlog.values.Group and a lambda a Python function.
 from __future__ import annotations
 
 from ddlog.builtins.base import Args, Builtin
-from ddlog.types import BIGINT, TFloat, TFunc, TSet, TVec, Type, is_numeric
+from ddlog.types import USIZE, TFloat, TFunc, TSet, TVec, Type, is_numeric
 from ddlog.values import canonical_set
 from ddlog.values.ops import compare, fix_number
 
@@ -20,7 +20,7 @@ def _elem(a: Args) -> Type:
 
 
 def _count_type(a: Args, hint) -> Type:
-    return BIGINT
+    return USIZE  # as DDlog: a program keeping a count in a bigint converts it (`as bigint`)
 
 
 def _sum_of_type(a: Args, hint) -> Type:
@@ -78,11 +78,11 @@ def _items(sx, g):
 
 
 GROUP_METHODS: dict[str, Builtin] = {b.name: b for b in [
-    Builtin("count", 1, "count(Group<K, V>) -> bigint",
+    Builtin("count", 1, "count(Group<K, V>) -> usize",
             "number of elements (duplicates of `e` count)", _count_type,
             lambda sx, a, ts, t: sx.F.size(_items(sx, a[0])).cast("long"),
             lambda a, ts, t: len(a[0].items), group=True),
-    Builtin("count_distinct", 1, "count_distinct(Group<K, V>) -> bigint",
+    Builtin("count_distinct", 1, "count_distinct(Group<K, V>) -> usize",
             "number of distinct elements", _count_type,
             lambda sx, a, ts, t: sx.F.size(sx.F.array_distinct(_items(sx, a[0]))).cast("long"),
             lambda a, ts, t: len(set(a[0].items)), group=True),

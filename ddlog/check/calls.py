@@ -60,7 +60,7 @@ class CallArgs:
                         f"found {t}: {self.sig}", self.spans[i])
 
     def flexible(self, i: int) -> bool:
-        return flexible(self.call.args[i])
+        return flexible(self.call.args[i], self.sc.flex)
 
     def same(self, hint: Type | None, ok: Callable[[Type], bool], desc: str) -> Type:
         def validate(t: Type, span) -> None:

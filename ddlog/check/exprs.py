@@ -20,8 +20,8 @@ from ddlog.check.inline import Inliner
 from ddlog.check.patterns import (check_exhaustive, check_pattern, lookup_ctor, normalize_fields,
                             option_ctor)
 from ddlog.check.resolve import Decls
-from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Scope, error,
-                          flexible, mismatch, type_literal)
+from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Retype, Scope,
+                               can_take, error, flexible, mismatch, type_literal)
 from ddlog.types import (BOOL, STRING, TFunc, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
                          Type, is_numeric, is_scalar)
 
@@ -53,7 +53,7 @@ class ExprChecker:
                    validate: Validate | None = None, what: str | None = None) -> list[ast.Expr]:
         """Type expressions that must share one type; non-flexible ones first, so that the
         others (literals) take their type. `validate` vets the first type found."""
-        order = sorted(range(len(items)), key=lambda i: flexible(items[i][0]))
+        order = sorted(range(len(items)), key=lambda i: flexible(items[i][0], items[i][1].flex))
         out: list[ast.Expr] = [None] * len(items)  # type: ignore[list-item]
         first = order[0]
         spans = [e.span for e, _ in items]
@@ -76,6 +76,8 @@ class ExprChecker:
         if e.name not in sc.vars:
             raise error(sc.unbound(e.name), e.span)
         e.ty = sc.vars[e.name]
+        if e.name in sc.flex and hint is not None and hint != e.ty and can_take(e.ty, hint):
+            raise Retype(e.name, hint)
         return e
 
     def _Wildcard(self, e: ast.Wildcard, sc, hint):

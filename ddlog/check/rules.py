@@ -11,6 +11,8 @@ The first error raises `TypeCheckError(message, span, prog.source)`.
 """
 from __future__ import annotations
 
+import copy
+
 from ddlog.syntax import ast
 from ddlog.check.program import CheckedProgram
 from ddlog.types import RelationInfo
@@ -19,7 +21,7 @@ from ddlog.check.exprs import ExprChecker
 from ddlog.check.inline import Inliner, iter_nodes, measure
 from ddlog.limits import recursion_room
 from ddlog.check.resolve import Decls, FuncInfo, resolve_decls
-from ddlog.check.scope import Scope, error, mismatch
+from ddlog.check.scope import Retype, Scope, error, flexible, mismatch
 from ddlog.types import BOOL, TGroup, TSet, TTuple, TVec, Type
 
 
@@ -30,7 +32,7 @@ def check_program(prog: ast.Program) -> CheckedProgram:
         ck = ExprChecker(decls, Inliner())
         for f in function_order(decls):
             check_function(ck, f)
-        rules = [RuleChecker(ck, rule).check() for rule in prog.rules]
+        rules = [check_rule(ck, rule) for rule in prog.rules]
     except TypeCheckError as e:
         if e.source is None:
             e.source = prog.source
@@ -88,12 +90,28 @@ def _bound_first(v: str) -> str:
     return f"unbound variable '{v}': it must be bound by an earlier term"
 
 
+def check_rule(ck: ExprChecker, rule: ast.Rule) -> ast.Rule:
+    """Check a rule; a variable bound to untyped literals and used as another type (Retype)
+    gets that type and the rule is checked again, from an untouched copy."""
+    hints: dict[str, Type] = {}
+    while True:
+        attempt = copy.deepcopy(rule)
+        try:
+            return RuleChecker(ck, attempt, hints).check()
+        except Retype as r:
+            if r.var in hints:  # cannot happen: a hinted variable is not flexible
+                raise AssertionError(f"retyped twice: {r.var}") from None
+            hints[r.var] = r.ty
+
+
 class RuleChecker:
-    def __init__(self, ck: ExprChecker, rule: ast.Rule):
+    def __init__(self, ck: ExprChecker, rule: ast.Rule, hints: dict[str, Type] | None = None):
         self.ck = ck
         self.rule = rule
         self.env: dict[str, Type] = {}
         self.dropped: set[str] = set()  # variables that a group_by took out of scope
+        self.hints = hints or {}  # variable -> type its literal takes (see check_rule)
+        self.flex: set[str] = set()  # variables of defaulted type (Scope.flex)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -105,7 +123,8 @@ class RuleChecker:
                     or "nothing"
                 return f"variable '{v}' is no longer bound after group_by (only {kept} are)"
             return (unbound or _bound_first)(v)
-        return Scope(self.env if env is None else env, message)
+        env = self.env if env is None else env
+        return Scope(env, message, frozenset(self.flex & set(env)))
 
     def relation(self, atom: ast.Atom) -> RelationInfo:
         rel = self.ck.decls.relations.get(atom.relation)
@@ -194,14 +213,23 @@ class RuleChecker:
 
     def _BodyAssign(self, item: ast.BodyAssign) -> None:
         self.bind(item.var, item.span)
-        item.expr = self.ck.infer(item.expr, self.scope())
+        sc = self.scope()
+        self.note_flexible(item.var, item.expr, sc)
+        item.expr = self.ck.infer(item.expr, sc, self.hints.get(item.var))
         self.env[item.var] = item.expr.ty
         self.dropped.discard(item.var)
+
+    def note_flexible(self, var: str, e: ast.Expr, sc: Scope) -> None:
+        if var not in self.hints and flexible(e, sc.flex):
+            self.flex.add(var)
 
     def _BodyFlatMap(self, item: ast.BodyFlatMap) -> None:
         self.bind(item.var, item.span)
         span = item.expr.span
-        item.expr = self.ck.infer(item.expr, self.scope())
+        sc = self.scope()
+        self.note_flexible(item.var, item.expr, sc)
+        hint = self.hints.get(item.var)
+        item.expr = self.ck.infer(item.expr, sc, TVec(hint) if hint is not None else None)
         t = item.expr.ty
         if not isinstance(t, (TVec, TSet)):
             raise error(f"FlatMap expects a Vec or Set, found {t}", span)

@@ -5,12 +5,13 @@ ddlog/typecheck.py can all use them without importing each other in a cycle.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import AbstractSet, Callable
 
 from ddlog.syntax import ast
 from ddlog.errors import Span, TypeCheckError
-from ddlog.types import BIGINT, BOOL, DOUBLE, STRING, TFloat, TInt, Type
+from ddlog.types import (BIGINT, BOOL, DOUBLE, STRING, TFloat, TInt, TOption, TSet, TTuple,
+                         TVec, Type)
 
 # Operator classes of ast.BinOp.
 ARITH_OPS = frozenset({"+", "-", "*", "/", "%"})
@@ -38,13 +39,43 @@ class Scope:
     """The variables visible to an expression, and how to word an unknown one.
 
     `unbound` renders the message for a variable that is not in `vars`: the rule checker words it
-    differently in a head, after a group_by, in a negated atom, or in a function body."""
+    differently in a head, after a group_by, in a negated atom, or in a function body.
+
+    `flex` are the variables whose type was only defaulted: bound to an untyped literal
+    (`var x = 1`, `var x = FlatMap([0, 1])`). DDlog types a literal by every use of it; here
+    the first use that expects another type raises Retype, and the rule (or function) is
+    checked again with that type for the variable."""
 
     vars: dict[str, Type]
     unbound: Callable[[str], str]
+    flex: AbstractSet[str] = field(default_factory=frozenset)
 
     def extend(self, more: dict[str, Type]) -> "Scope":
-        return Scope({**self.vars, **more}, self.unbound)
+        return Scope({**self.vars, **more}, self.unbound, self.flex - set(more))
+
+
+class Retype(Exception):
+    """A variable of defaulted type (Scope.flex) is used where `ty` is expected: check its
+    binding again with `ty` as the hint."""
+
+    def __init__(self, var: str, ty: Type):
+        super().__init__(var, ty)
+        self.var, self.ty = var, ty
+
+
+def can_take(default: Type, wanted: Type) -> bool:
+    """Whether a value typed by default from literals (`default`: bigint, double, and Vec, Set,
+    Option, tuples of them) can be typed `wanted` instead."""
+    if isinstance(default, (TInt, TFloat)):
+        return isinstance(wanted, (TInt, TFloat))
+    if isinstance(default, (TVec, TSet, TOption)):
+        same_kind = type(wanted) is type(default) or \
+            isinstance(default, TVec) and isinstance(wanted, TSet)  # `[1, 2]` is also a Set
+        return same_kind and (default.elem == wanted.elem or can_take(default.elem, wanted.elem))
+    if isinstance(default, TTuple):
+        return isinstance(wanted, TTuple) and len(wanted.items) == len(default.items) and \
+            all(a == b or can_take(a, b) for a, b in zip(default.items, wanted.items))
+    return False
 
 
 def check_int_range(value: int, t: TInt, span: Span) -> None:
@@ -81,26 +112,30 @@ def type_literal(lit: ast.Lit, hint: Type | None, span: Span | None = None) -> T
     return t
 
 
-def flexible(e: ast.Expr) -> bool:
+def flexible(e: ast.Expr, flex_vars: AbstractSet[str] = frozenset()) -> bool:
     """Whether the type of `e` depends on the type its context expects (an untyped numeric
-    literal, `None`, `[]`, ...). Operands that must share a type are typed non-flexible first, so
-    the literal in `1 + x` takes the type of `x`."""
+    literal, `None`, `[]`, a variable of `flex_vars`, ...). Operands that must share a type are
+    typed non-flexible first, so the literal in `1 + x` takes the type of `x`."""
+    def sub(x: ast.Expr) -> bool:
+        return flexible(x, flex_vars)
+    if isinstance(e, ast.Var):
+        return e.name in flex_vars
     if isinstance(e, ast.Lit):
         return e.kind in ("int", "float") and e.width is None
     if isinstance(e, ast.UnOp):
-        return e.op in ("-", "~") and flexible(e.operand)
+        return e.op in ("-", "~") and sub(e.operand)
     if isinstance(e, ast.BinOp):
-        return e.op in ARITH_OPS | BIT_OPS and flexible(e.left) and flexible(e.right)
+        return e.op in ARITH_OPS | BIT_OPS and sub(e.left) and sub(e.right)
     if isinstance(e, ast.StructLit):
         if e.ctor == "None":
             return True
-        return e.ctor == "Some" and len(e.fields) == 1 and flexible(e.fields[0][1])
+        return e.ctor == "Some" and len(e.fields) == 1 and sub(e.fields[0][1])
     if isinstance(e, ast.VecLit):
-        return all(flexible(i) for i in e.items)
+        return all(sub(i) for i in e.items)
     if isinstance(e, ast.TupleLit):
-        return any(flexible(i) for i in e.items)
+        return any(sub(i) for i in e.items)
     if isinstance(e, ast.IfExpr):
-        return flexible(e.then) and flexible(e.other)
+        return sub(e.then) and sub(e.other)
     if isinstance(e, ast.MatchExpr):
-        return all(flexible(a.body) for a in e.arms)
+        return all(sub(a.body) for a in e.arms)
     return False

@@ -70,7 +70,7 @@ class Dump:
 
 @dataclass
 class Echo:
-    text: str  # the raw text between `echo` and `;`, stripped
+    text: str  # the raw text between `echo` and `;`, leading white space skipped (as DDlog)
     span: Span
 
 
@@ -322,7 +322,9 @@ def _echo(text: str, loc: Located) -> Echo:
     if not text.endswith(";"):
         end = len(text.rstrip())
         raise loc.error("unexpected end of input, expected one of: ';'", loc.span_at(text, end))
-    return Echo(text[4:-1].strip(), loc.span_at(text, 0, len(text)))
+    # DDlog prints the text as written, newlines and trailing spaces included: only the white
+    # space after the keyword is skipped (`echo;` prints an empty line).
+    return Echo(text[4:-1].lstrip(), loc.span_at(text, 0, len(text)))
 
 
 def parse_commands(text: str, file: str = "<input>") -> list[Command]:

@@ -114,14 +114,14 @@ input relation Edge(src: bigint, dst: bigint)
 input relation Cost(n: bigint, c: bigint)
 
 relation Path(src: bigint, dst: bigint)
-output relation Stats(src: bigint, n: bigint, distinct_costs: bigint, total: bigint,
+output relation Stats(src: bigint, n: usize, distinct_costs: usize, total: bigint,
                       lo: bigint, hi: bigint, first: bigint)
 output relation Cheapest(src: bigint, dst: bigint)
 output relation Dearest(src: bigint, dst: bigint)
 output relation Targets(src: bigint, dsts: Set<bigint>)
 output relation Costs(src: bigint, costs: Vec<bigint>)
-output relation PairCount(key: (bigint, bool), n: bigint)
-output relation Total(n: bigint)
+output relation PairCount(key: (bigint, bool), n: usize)
+output relation Total(n: usize)
 output relation Hub(n: bigint)
 output relation HubReach(n: bigint)
 
@@ -164,7 +164,7 @@ input relation Seed(n: bigint)
 output relation Reach(src: bigint, dst: bigint)
 output relation Gen(n: bigint)
 output relation Tagged(n: bigint, t: string)
-output relation TagCount(t: string, n: bigint)
+output relation TagCount(t: string, n: usize)
 
 Reach(x, y) :- Adj(x, ns), var y = FlatMap(ns).
 Reach(x, z) :- Reach(x, y), Adj(y, ns), var z = FlatMap(ns).
@@ -246,7 +246,7 @@ input relation N(x: bit<8>, flag: bool)
 input relation F(v: double)
 
 output relation Orbit(x: bit<8>)
-output relation Flags(f: bool, n: bigint)
+output relation Flags(f: bool, n: usize)
 output relation Halves(v: double)
 output relation Signed(x: signed<8>)
 

@@ -201,7 +201,7 @@ def test_run_errors(cli, state, tmp_path):
 FORMAT_PROGRAM = """
 input relation T(s: string, b: bool, v: Vec<bigint>, t: (bigint, string), o: Option<bigint>)
 output relation O(s: string, b: bool, v: Vec<bigint>, t: (bigint, string), o: Option<bigint>)
-output relation Count(b: bool, n: bigint)
+output relation Count(b: bool, n: usize)
 O(s, b, v, t, o) :- T(s, b, v, t, o).
 Count(b, n) :- T(s, b, _, _, _), var n = s.group_by(b).count_distinct().
 """

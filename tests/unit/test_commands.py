@@ -57,7 +57,9 @@ def test_echo_takes_raw_text():
     assert one("echo hello world;") == Echo("hello world", S(1, 1, 1, 18))
     assert one('echo "quoted", # not a comment;').text == '"quoted", # not a comment'
     assert one("echo;").text == ""
-    assert one("echo\n  two lines\n;").text == "two lines"
+    # as DDlog: the white space after `echo` is skipped, the rest is printed as written
+    assert one("echo\n  two lines\n;").text == "two lines\n"
+    assert one("echo Printing Path  ;").text == "Printing Path  "
     assert one("echo a;").span == S(1, 1, 1, 8)
 
 

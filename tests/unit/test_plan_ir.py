@@ -19,7 +19,7 @@ EVERYTHING = """
 typedef Shape = Circle{r: bigint} | Square{side: bigint}
 input relation R(x: bigint, s: string, o: Option<bigint>, v: Vec<bigint>, sh: Shape)
 output relation S(a: bigint, b: string, c: bool)
-output relation G(x: bigint, n: bigint, m: bigint)
+output relation G(x: bigint, n: usize, m: bigint)
 S(x + 1, "${s}!", not (x > 2) and is_some(o)) :- R(x, s, o, v, sh), var y = FlatMap(v),
     y != x, var z = match (sh) { Circle{r} -> r, Square{.side = d} -> d * 2 },
     var t = (x, s), t.0 == x, var w = if (x < 0) { -x } else { x as bigint },

@@ -12,7 +12,7 @@ from ddlog.errors import TypeCheckError
 from ddlog.check.inline import iter_nodes
 from ddlog.syntax.parser import parse_program
 from ddlog.check.rules import check_program
-from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, TGroup, TInt, TOption, TSet,
+from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, USIZE, TGroup, TInt, TOption, TSet,
                          TStruct, TTuple, TVec)
 
 from tests.support import ROOT
@@ -322,7 +322,7 @@ def test_body_term_errors():
 def test_assign_flatmap_groupby_types():
     src = """
 input relation R(name: string, tags: Vec<string>, n: u8)
-output relation O(k: string, c: bigint, s: u8, t: Vec<(string, u8)>)
+output relation O(k: string, c: usize, s: u8, t: Vec<(string, u8)>)
 O(k, c, s, t) :- R(k, tags, n), var tag = FlatMap(tags), var d = n + 1,
                  var g = (tag, d).group_by(k),
                  var c = g.count(), var s = g.sum_of(|p| p.1), var t = g.to_vec().map_key().
@@ -335,7 +335,7 @@ O(k, c, s, t) :- R(k, tags, n), var tag = FlatMap(tags), var d = n + 1,
     assert flat.expr.ty == TVec(STRING)
     assert assign.expr.ty == U8 and assign.expr.right.ty == U8
     assert group.expr.ty == TTuple((STRING, U8))
-    assert rule.body[4].expr.ty == BIGINT
+    assert rule.body[4].expr.ty == USIZE  # as DDlog's count
     s = rule.body[5].expr
     assert s.ty == U8 and s.args[1].ty.param == TTuple((STRING, U8))
     assert rule.body[6].expr.ty == TVec(TTuple((STRING, U8)))
@@ -368,12 +368,12 @@ O(k2, m) :- R(k, n), var g = n.group_by(k, n), var k2 = g.key.0, var m = g.key()
 
 
 def test_chained_group_method():
-    src = EDGE + "output relation O(a: bigint, n: bigint)\n" \
+    src = EDGE + "output relation O(a: bigint, n: usize)\n" \
         "O(x, n) :- Edge(x, y), var n = y.group_by(x).count_distinct()."
     rule = rule_of(src)
     grp, assign = rule.body[1:]
     assert isinstance(grp, ast.BodyGroupBy) and grp.keys[0].ty == BIGINT
-    assert assign.expr.args[0].ty == TGroup(BIGINT, BIGINT) and assign.expr.ty == BIGINT
+    assert assign.expr.args[0].ty == TGroup(BIGINT, BIGINT) and assign.expr.ty == USIZE
 
 
 # ---------------------------------------------------------------------------------------------
