@@ -139,13 +139,67 @@ class TGroup(Type):
 
 @dataclass(frozen=True)
 class TFunc(Type):
-    """The type of a lambda `|v| e` (only as an argument of group methods)."""
+    """The type of a closure `|a, b| e` (only as an argument of built-in functions)."""
 
-    param: Type
+    params: tuple[Type, ...]
     result: Type
 
     def __str__(self) -> str:
-        return f"|{self.param}| {self.result}"
+        return f"function({', '.join(map(str, self.params))}): {self.result}"
+
+
+@dataclass(frozen=True)
+class TVar(Type):
+    """A type variable `'A` of a generic function's signature. Each call instantiates it (the
+    function is checked again with the arguments' types), so no value, column or expression of
+    a checked program has this type, and no TypeMapping knows it."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def substitute(t: Type, bound: dict[str, Type]) -> Type:
+    """`t` with its type variables replaced by their bindings."""
+    if isinstance(t, TVar):
+        return bound.get(t.name, t)
+    if isinstance(t, (TVec, TSet, TOption)):
+        return type(t)(substitute(t.elem, bound))
+    if isinstance(t, TGroup):
+        return TGroup(substitute(t.key, bound), substitute(t.elem, bound))
+    if isinstance(t, TTuple):
+        return TTuple(tuple(substitute(x, bound) for x in t.items))
+    return t
+
+
+def has_vars(t: Type) -> bool:
+    return isinstance(t, TVar) or any(has_vars(x) for x in _parts(t))
+
+
+def _parts(t: Type) -> tuple[Type, ...]:
+    if isinstance(t, (TVec, TSet, TOption)):
+        return (t.elem,)
+    if isinstance(t, TGroup):
+        return (t.key, t.elem)
+    if isinstance(t, TTuple):
+        return t.items
+    return ()
+
+
+def unify(pattern: Type, actual: Type, bound: dict[str, Type]) -> bool:
+    """Whether `actual` is an instance of `pattern`, binding its type variables in `bound`."""
+    if isinstance(pattern, TVar):
+        if pattern.name in bound:
+            return bound[pattern.name] == actual
+        bound[pattern.name] = actual
+        return True
+    if type(pattern) is not type(actual):
+        return False
+    parts, others = _parts(pattern), _parts(actual)
+    if not parts:
+        return pattern == actual
+    return len(parts) == len(others) and all(unify(p, a, bound) for p, a in zip(parts, others))
 
 
 BOOL = TBool()

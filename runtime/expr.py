@@ -235,6 +235,19 @@ class _Compiler:
                 parts.append(F.lit(None).cast(spark_type(t)[c.name].dataType).alias(c.name))
         return F.struct(*parts)
 
+    def e_With(self, e: ir.With) -> Column:
+        x, v, t = self.expr(e.arg), self.expr(e.value), e.arg.ty
+        if isinstance(t, TTuple):
+            return x.withField(f"_{e.name}", v)
+        if not t.is_enum:
+            return x.withField(e.name, v)
+        out = x  # an enum: the field lives in the struct of the value's constructor
+        for c in reversed(t.ctors):
+            if c.field_type(e.name) is not None:
+                out = F.when(x.getField("_tag") == c.name,
+                             x.withField(f"{c.name}.{e.name}", v)).otherwise(out)
+        return out
+
     def e_Field(self, e: ir.Field) -> Column:
         x = self.expr(e.arg)
         t = e.arg.ty
@@ -262,8 +275,18 @@ class _Compiler:
             out = F.when(cond, value) if out is None else out.when(cond, value)
         return out
 
-    def e_Lambda(self, e: ir.Lambda) -> Callable[[Column], Column]:
-        return lambda x: self.with_env({e.param: x}).expr(e.body)
+    def e_Lambda(self, e: ir.Lambda) -> Callable[..., Column]:
+        def body(*xs: Column) -> Column:
+            return self.with_env(dict(zip(e.params, xs))).expr(e.body)
+        # Spark's higher-order functions read the arity from the signature: spell it out
+        n = len(e.params)
+        if n == 1:
+            return lambda x: body(x)
+        if n == 2:
+            return lambda x, y: body(x, y)
+        if n == 3:
+            return lambda x, y, z: body(x, y, z)
+        raise ValueError(f"a closure of {n} parameters")
 
     # -- calls ----------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, NoReturn
 
 from ddlog.builtins import Builtin
-from ddlog.check.scope import Scope, error, flexible
+from ddlog.check.scope import Scope, error, flexible, mismatch
 from ddlog.syntax import ast
 from ddlog.types import TFunc, TGroup, Type
 
@@ -72,13 +72,34 @@ class CallArgs:
                                                validate, what)
         return self.call.args[0].ty
 
-    def lambda_body(self, i: int, param: Type) -> Type:
+    def lambda_body(self, i: int, *params: Type, hint: Type | None = None) -> Type:
         lam = self.call.args[i]
+        if isinstance(lam, ast.Var) and lam.name not in self.sc.vars \
+                and self.ck.is_function(lam.name, len(params)):
+            # a function's name passed as a closure: `v.filter(is_even)`, `sort_by(to_string)`
+            names = [self.ck.inliner.fresh(f"a{k}") for k in range(len(params))]
+            call = ast.Call(lam.name, [ast.Var(n, lam.span) for n in names], lam.span)
+            lam = self.call.args[i] = ast.Lambda(names, call, lam.span)
+        n = len(params)
+        shape = "|x| ..." if n == 1 else "|" + ", ".join("abc"[:n]) + "| ..."
         if not isinstance(lam, ast.Lambda):
-            raise error(f"function '{self.call.func}' expects a lambda `|v| ...` as "
+            raise error(f"function '{self.call.func}' expects a closure `{shape}` as "
                         f"{self.argname(i)}: {self.sig}", lam.span)
-        lam.body = self.ck.infer(lam.body, self.sc.extend({lam.param: param}))
-        lam.ty = TFunc(param, lam.body.ty)
+        if len(lam.params) != n:
+            raise error(f"function '{self.call.func}' expects a closure of {n} parameter"
+                        f"{'' if n == 1 else 's'} (`{shape}`) as {self.argname(i)}, found "
+                        f"{len(lam.params)}: {self.sig}", lam.span)
+        for name, ann, t in zip(lam.params, lam.annotations or [None] * n, params):
+            if ann is not None and self.ck.resolve(ann) != t:
+                raise mismatch(t, self.ck.resolve(ann), ann.span,
+                               f"parameter '{name}' of the closure")
+        sc = self.sc.extend(dict(zip(lam.params, params)))
+        if lam.result is not None:
+            lam.body = self.ck.check(lam.body, sc, self.ck.resolve(lam.result),
+                                     "result of the closure")
+        else:
+            lam.body = self.ck.infer(lam.body, sc, hint)
+        lam.ty = TFunc(tuple(params), lam.body.ty)
         return lam.body.ty
 
     def fail(self, message: str, i: int | None = None) -> NoReturn:

@@ -10,6 +10,7 @@ tcutil.flexible) and is otherwise ignored; `check` compares the result with what
 """
 from __future__ import annotations
 
+import copy
 from typing import Callable
 
 from ddlog.syntax import ast
@@ -23,7 +24,7 @@ from ddlog.check.resolve import Decls
 from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Retype, Scope,
                                can_take, error, flexible, mismatch, type_literal)
 from ddlog.types import (BOOL, STRING, TFunc, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
-                         Type, is_numeric, is_scalar)
+                         Type, has_vars, is_numeric, is_scalar, substitute, unify)
 
 Validate = Callable[[Type, Span], None]
 
@@ -34,6 +35,10 @@ class ExprChecker:
     def __init__(self, decls: Decls, inliner: Inliner):
         self.decls = decls
         self.inliner = inliner
+        self.tvars: dict[str, Type] = {}  # type variables of the generic call being checked
+
+    def resolve(self, te: ast.TypeExpr) -> Type:
+        return self.decls.resolve(te, self.tvars)
 
     # -- entry points ---------------------------------------------------------------------------
 
@@ -70,6 +75,14 @@ class ExprChecker:
                 raise mismatch(out[first].ty, out[i].ty, spans[i], what)
         return out
 
+    def is_function(self, name: str, argc: int) -> bool:
+        """Whether `name` is a user function or a built-in taking `argc` arguments."""
+        f = self.decls.functions.get(name)
+        if f is not None:
+            return len(f.params) == argc
+        b = lookup(name, argc)
+        return b is not None and b.arity == argc
+
     # -- leaves ---------------------------------------------------------------------------------
 
     def _Var(self, e: ast.Var, sc: Scope, hint):
@@ -88,8 +101,9 @@ class ExprChecker:
         return e
 
     def _Lambda(self, e: ast.Lambda, sc, hint):
-        raise error("a lambda is only allowed as the argument of the group methods sum_of, "
-                    "arg_min and arg_max", e.span)
+        raise error("a closure is only allowed as the argument of a built-in function or "
+                    "method (`v.map(|x| x + 1)`); it cannot be stored in a variable or a "
+                    "relation", e.span)
 
     def _Interp(self, e: ast.Interp, sc, hint):
         for i, part in enumerate(e.parts):
@@ -169,7 +183,7 @@ class ExprChecker:
         return e
 
     def _Cast(self, e: ast.Cast, sc: Scope, hint):
-        target = self.decls.resolve(e.target)
+        target = self.resolve(e.target)
         e.expr = self.infer(e.expr, sc)
         src = e.expr.ty
         if src != target and not (is_numeric(src) and is_numeric(target)):
@@ -196,10 +210,41 @@ class ExprChecker:
             raise error(f"function '{e.func}' expects {len(f.params)} argument"
                         f"{'' if len(f.params) == 1 else 's'} ({sig}), found {len(e.args)}",
                         e.span)
+        if f.generic:
+            return self._generic_call(e, f, sc)
         args = [self.check(a, sc, t, f"argument '{n}' of function '{e.func}'")
                 for a, (n, t) in zip(e.args, f.params)]
         assert f.body is not None, f"function {e.func} used before it was checked"
         return self.inliner.inline(f.body, [n for n, _ in f.params], args, e, f.size)
+
+    def _generic_call(self, e: ast.Call, f, sc: Scope) -> ast.Expr:
+        """A generic function: its type variables take the arguments' types, and its body is
+        checked with them (from the parsed body: each call checks its own copy)."""
+        bound: dict[str, Type] = {}
+        args: list[ast.Expr] = list(e.args)
+        # arguments whose type is their own first (`None`, `[]` and literals take theirs from
+        # the type variables the others bind)
+        for i in sorted(range(len(args)), key=lambda i: flexible(args[i], sc.flex)):
+            n, t = f.params[i]
+            what = f"argument '{n}' of function '{e.func}'"
+            span, known = args[i].span, substitute(t, bound)
+            if not has_vars(known):
+                args[i] = self.check(args[i], sc, known, what)
+                continue
+            args[i] = self.infer(args[i], sc)
+            if not unify(t, args[i].ty, bound):
+                raise mismatch(known, args[i].ty, span, what)
+        params = [(n, substitute(t, bound)) for n, t in f.params]
+        result = substitute(f.result, bound)
+        outer, self.tvars = self.tvars, bound
+        try:
+            sc_f = Scope(dict(params), lambda v: f"unknown variable '{v}' in function "
+                                                 f"'{e.func}'")
+            body = self.check(copy.deepcopy(f.decl.body), sc_f, result,
+                              f"result of function '{e.func}'")
+        finally:
+            self.tvars = outer
+        return self.inliner.inline(body, [n for n, _ in params], args, e)
 
     def _FieldAccess(self, e: ast.FieldAccess, sc: Scope, hint):
         e.expr = self.infer(e.expr, sc)
@@ -207,27 +252,69 @@ class ExprChecker:
         if isinstance(t, TGroup) and e.name == "key":
             # `g.key` reads like a field; it is the group method `key()`.
             return self._Call(ast.Call("key", [e.expr], e.span, method=True), sc, hint)
-        if isinstance(t, TTuple) and e.name.isdigit():
-            i = int(e.name)
+        e.ty = self.field_type(t, e.name, e.span)
+        return e
+
+    def field_type(self, t: Type, name: str, span: Span) -> Type:
+        """The type of field `name` (a tuple index "0", "1", ...) of a value of type `t`."""
+        if isinstance(t, TTuple) and name.isdigit():
+            i = int(name)
             if i >= len(t.items):
                 raise error(f"tuple index {i} out of range for {t} "
-                            f"({len(t.items)} elements)", e.span)
-            e.ty = t.items[i]
-            return e
+                            f"({len(t.items)} elements)", span)
+            return t.items[i]
         if isinstance(t, TStruct):
-            types = [c.field_type(e.name) for c in t.ctors]
+            types = [c.field_type(name) for c in t.ctors]
             if all(ft is None for ft in types):
-                raise error(f"type '{t}' has no field '{e.name}'", e.span)
+                raise error(f"type '{t}' has no field '{name}'", span)
             for c, ft in zip(t.ctors, types):
                 if ft is None:
-                    raise error(f"field '{e.name}' is not in every constructor of '{t}' "
-                                f"(constructor '{c.name}' lacks it); use match", e.span)
+                    raise error(f"field '{name}' is not in every constructor of '{t}' "
+                                f"(constructor '{c.name}' lacks it); use match", span)
                 if ft != types[0]:
-                    raise error(f"field '{e.name}' has different types in the constructors "
-                                f"of '{t}'; use match", e.span)
-            e.ty = types[0]
-            return e
-        raise error(f"type {t} has no field '{e.name}'", e.span)
+                    raise error(f"field '{name}' has different types in the constructors "
+                                f"of '{t}'; use match", span)
+            return types[0]
+        raise error(f"type {t} has no field '{name}'", span)
+
+    # -- blocks ---------------------------------------------------------------------------------
+
+    def _Let(self, e: ast.Let, sc: Scope, hint):
+        """`var x = v; body`: checked, then `v` is substituted for `x` in `body`. A variable
+        bound to untyped literals takes the type of its first use (as in rules, Scope.flex)."""
+        if e.rebind:
+            if e.var not in sc.vars:
+                raise error(f"assignment to unknown variable '{e.var}' (declare it with "
+                            f"`var {e.var} = ...`)", e.span)
+            want: Type | None = sc.vars[e.var]
+        else:
+            want = self.resolve(e.annotation) if e.annotation is not None else None
+        if want is None and flexible(e.value, sc.flex):
+            pristine = copy.deepcopy(e)
+            try:
+                return self._let(e, sc, hint, None, flex=True)
+            except Retype as r:
+                if r.var != e.var:
+                    raise
+                return self._let(pristine, sc, hint, r.ty, flex=False)
+        return self._let(e, sc, hint, want, flex=False)
+
+    def _let(self, e: ast.Let, sc: Scope, hint, want: Type | None, flex: bool) -> ast.Expr:
+        what = f"assignment to '{e.var}'" if e.rebind else f"variable '{e.var}'"
+        value = self.check(e.value, sc, want, what) if want is not None \
+            else self.infer(e.value, sc)
+        inner = sc.extend({e.var: value.ty})
+        if flex:
+            inner.flex = inner.flex | {e.var}
+        body = self.infer(e.body, inner, hint)
+        return self.inliner.inline(body, [e.var], [value])
+
+    def _With(self, e: ast.With, sc: Scope, hint):
+        e.expr = self.infer(e.expr, sc)
+        ft = self.field_type(e.expr.ty, e.name, e.span)
+        e.value = self.check(e.value, sc, ft, f"field '{e.name}'")
+        e.ty = e.expr.ty
+        return e
 
     # -- constructions --------------------------------------------------------------------------
 

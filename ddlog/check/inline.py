@@ -103,10 +103,11 @@ class Inliner:
                 renamed[old] = ast.Var(v.name, v.span, v.ty)
             return ast.MatchArm(pattern, self._copy(e.body, {**subst, **renamed}), e.span)
         if isinstance(e, ast.Lambda):
-            new = self.fresh(e.param)
-            param_ty = e.ty.param if e.ty is not None else None
-            inner = {**subst, e.param: ast.Var(new, e.span, param_ty)}
-            return ast.Lambda(new, self._copy(e.body, inner), e.span, e.ty)
+            new = [self.fresh(p) for p in e.params]
+            types = e.ty.params if e.ty is not None else [None] * len(new)
+            inner = {**subst, **{p: ast.Var(n, e.span, t)
+                                 for p, n, t in zip(e.params, new, types)}}
+            return dataclasses.replace(e, params=new, body=self._copy(e.body, inner))
         if isinstance(e, list):
             return [self._copy(x, subst) for x in e]
         if isinstance(e, tuple):

@@ -13,8 +13,8 @@ from ddlog.types import RelationInfo
 from ddlog.errors import Span
 from ddlog.check.inline import Size
 from ddlog.check.scope import error
-from ddlog.types import (PRIMITIVES, TCtor, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
-                         Type)
+from ddlog.types import (PRIMITIVES, TCtor, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVar,
+                         TVec, Type, has_vars)
 
 # Built-in generic types and how many type arguments each takes.
 GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2}
@@ -27,6 +27,9 @@ class FuncInfo:
     decl: ast.FunctionDecl
     params: list[tuple[str, Type]]
     result: Type
+    # A generic function (type variables `'A` in its signature) is checked at each call, with
+    # the arguments' types, from `decl.body`, which stays as parsed.
+    generic: bool = False
     # The checked body with user calls already inlined; set by the function checker, read by the
     # inliner (functions are checked callees first, so a caller always finds it set).
     body: ast.Expr | None = None
@@ -40,9 +43,10 @@ class Decls:
     relations: dict[str, RelationInfo] = field(default_factory=dict)
     functions: dict[str, FuncInfo] = field(default_factory=dict)
 
-    def resolve(self, te: ast.TypeExpr) -> Type:
-        """Resolve type syntax once all typedefs are known (used for `e as T`)."""
-        return _Resolver({}, self.types).resolve(te)
+    def resolve(self, te: ast.TypeExpr, tvars: dict[str, Type] | None = None) -> Type:
+        """Resolve type syntax once all typedefs are known (`e as T`, `var x: T`), with the
+        type variables of the generic function being checked bound to `tvars`."""
+        return _Resolver({}, self.types, tvars).resolve(te)
 
 
 def _unique(items, kind: str, owner: str = "") -> dict:
@@ -60,9 +64,11 @@ def _unique(items, kind: str, owner: str = "") -> dict:
 class _Resolver:
     """Resolves type syntax; typedefs on demand, with a stack to detect cycles."""
 
-    def __init__(self, defs: dict[str, ast.TypeDef], done: dict[str, Type]):
+    def __init__(self, defs: dict[str, ast.TypeDef], done: dict[str, Type],
+                 tvars: dict[str, Type] | None = None):
         self.defs = defs
         self.done = done
+        self.tvars = tvars or {}
         self.stack: list[str] = []
 
     def typedef(self, name: str, use: Span) -> Type:
@@ -96,6 +102,8 @@ class _Resolver:
         if isinstance(te, ast.TupleType):
             return TTuple(tuple(self.resolve(t) for t in te.items))
         name, args = te.name, te.args
+        if name.startswith("'"):
+            return self.tvars.get(name, TVar(name))
         if name in GENERICS:
             n = GENERICS[name]
             if len(args) != n:
@@ -121,6 +129,15 @@ class _Resolver:
 
 def _check_typedefs(prog: ast.Program) -> dict[str, ast.TypeDef]:
     defs = _unique(prog.typedefs, "type")
+    # As in DDlog, a relation R is also a type R, with one constructor R{columns} (what
+    # `r in R(..)` binds); a typedef or constructor of that name takes precedence.
+    taken = set(defs) | {c.name for d in defs.values() for c in d.ctors or []}
+    for r in prog.relations:
+        distinct = len({c.name for c in r.columns}) == len(r.columns)  # else reported below
+        if r.name not in taken and distinct:
+            defs[r.name] = ast.TypeDef(r.name, None, [ast.Constructor(r.name, r.columns,
+                                                                      r.span)], r.span)
+            taken.add(r.name)
     for d in defs.values():
         if d.name in PRIMITIVES or d.name in GENERICS:
             raise error(f"cannot redefine built-in type '{d.name}'", d.span)
@@ -156,5 +173,10 @@ def resolve_decls(prog: ast.Program) -> Decls:
     for f in _unique(prog.functions, "function").values():
         _unique(f.params, "parameter", f"function '{f.name}'")
         params = [(p.name, res.resolve(p.type)) for p in f.params]
-        decls.functions[f.name] = FuncInfo(f, params, res.resolve(f.result))
+        result = res.resolve(f.result)
+        generic = any(has_vars(t) for _, t in params)
+        if has_vars(result) and not generic:
+            raise error(f"the result type {result} of function '{f.name}' has a type variable "
+                        "that no parameter has", f.result.span)
+        decls.functions[f.name] = FuncInfo(f, params, result, generic)
     return decls

@@ -35,7 +35,9 @@ def check_program(prog: ast.Program) -> CheckedProgram:
         rules = [check_rule(ck, rule) for rule in prog.rules]
     except TypeCheckError as e:
         if e.source is None:
-            e.source = prog.source
+            # an error in an imported module quotes that module's text
+            in_module = e.span is not None and e.span.file in prog.sources
+            e.source = prog.sources[e.span.file] if in_module else prog.source
         raise
     return CheckedProgram(prog, decls.relations, decls.types, rules)
 
@@ -48,7 +50,7 @@ def function_order(decls: Decls) -> list[FuncInfo]:
     """User functions, each after the functions it calls; an error on (mutual) recursion,
     located at the call that closes the cycle."""
     calls = {name: [n for n in iter_nodes(f.decl.body)
-                    if isinstance(n, ast.Call) and n.func in decls.functions]
+                    if isinstance(n, (ast.Call, ast.Var)) and _callee(n) in decls.functions]
              for name, f in decls.functions.items()}
     order: list[FuncInfo] = []
     state: dict[str, str] = {}  # name -> 'active' | 'done'
@@ -58,12 +60,13 @@ def function_order(decls: Decls) -> list[FuncInfo]:
         state[name] = "active"
         path.append(name)
         for call in calls[name]:
-            if state.get(call.func) == "active":
-                cycle = " -> ".join(path[path.index(call.func):] + [call.func])
-                raise error(f"recursive function '{call.func}' ({cycle}): recursive functions "
+            callee = _callee(call)
+            if state.get(callee) == "active":
+                cycle = " -> ".join(path[path.index(callee):] + [callee])
+                raise error(f"recursive function '{callee}' ({cycle}): recursive functions "
                             "are not supported", call.span)
-            if call.func not in state:
-                visit(call.func)
+            if callee not in state:
+                visit(callee)
         path.pop()
         state[name] = "done"
         order.append(decls.functions[name])
@@ -74,7 +77,14 @@ def function_order(decls: Decls) -> list[FuncInfo]:
     return order
 
 
+def _callee(n: ast.Call | ast.Var) -> str:
+    """The function a call calls, or a variable names (passed as a closure)."""
+    return n.func if isinstance(n, ast.Call) else n.name
+
+
 def check_function(ck: ExprChecker, f: FuncInfo) -> None:
+    if f.generic:
+        return  # checked at each call (ExprChecker._generic_call)
     name = f.decl.name
     sc = Scope(dict(f.params), lambda v: f"unknown variable '{v}' in function '{name}'")
     f.decl.body = ck.check(f.decl.body, sc, f.result, f"result of function '{name}'")
@@ -160,8 +170,19 @@ class RuleChecker:
     # -- the rule -------------------------------------------------------------------------------
 
     def check(self) -> ast.Rule:
+        body: list[ast.BodyItem] = []
         for item in self.rule.body:
             getattr(self, "_" + type(item).__name__)(item)
+            body.append(item)
+            if isinstance(item, ast.BodyAtom) and item.record is not None:
+                # `d in R(..)` binds d next: var d = R{c1, .., cn}
+                atom = item.atom
+                fields = [(None, ast.Var(a.name, a.span)) for a in atom.args]
+                assign = ast.BodyAssign(item.record, ast.StructLit(atom.relation, fields,
+                                                                   atom.span), item.span)
+                self._BodyAssign(assign)
+                body.append(assign)
+        self.rule.body = body
         self.head(self.rule.head)
         return self.rule
 
@@ -180,7 +201,17 @@ class RuleChecker:
     def _BodyAtom(self, item: ast.BodyAtom) -> None:
         atom = item.atom
         rel = self.relation(atom)
+        if item.record is not None and not atom.args:
+            atom.names = []  # `d in R()`: every column free
         self.positional(atom, rel, head=False)
+        if item.record is not None:
+            for i, a in enumerate(atom.args):
+                if isinstance(a, ast.Wildcard):  # the record needs every column's value
+                    atom.args[i] = ast.Var(self.ck.inliner.fresh("col"), a.span)
+                elif not isinstance(a, ast.Var):
+                    raise error(f"with `{item.record} in {rel.name}(..)`, the arguments must "
+                                "be variables or `_` (compare the others in a condition)",
+                                a.span)
         # Expressions in an atom see only the variables bound before it (the compiler evaluates
         # them on the left side of the join); a fresh variable binds at the end of the atom.
         before = dict(self.env)

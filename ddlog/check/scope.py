@@ -138,4 +138,7 @@ def flexible(e: ast.Expr, flex_vars: AbstractSet[str] = frozenset()) -> bool:
         return sub(e.then) and sub(e.other)
     if isinstance(e, ast.MatchExpr):
         return all(sub(a.body) for a in e.arms)
+    if isinstance(e, ast.Let):
+        inner = flex_vars | {e.var} if sub(e.value) else flex_vars - {e.var}
+        return flexible(e.body, inner)
     return False

@@ -42,7 +42,7 @@ def free_vars(e: IRExpr) -> set[str]:
             if x.name not in bound:
                 out.add(x.name)
         elif isinstance(x, ast.Lambda):
-            walk(x.body, bound | {x.param})
+            walk(x.body, bound | set(x.params))
         elif isinstance(x, ast.MatchExpr):
             walk(x.scrutinee, bound)
             for arm in x.arms:

@@ -28,12 +28,14 @@ def show_expr(e) -> str:
         return f"{e.name}({', '.join(map(show_expr, e.args))})"
     if isinstance(e, ir.Field):
         return f"{show_expr(e.arg)}.{e.name}"
+    if isinstance(e, ir.With):
+        return f"{show_expr(e.arg)} with .{e.name} = {show_expr(e.value)}"
     if isinstance(e, ir.Tuple):
         return "(" + ", ".join(map(show_expr, e.items)) + ")"
     if isinstance(e, ir.Vec):
         return "[" + ", ".join(map(show_expr, e.items)) + "]"
     if isinstance(e, ir.Lambda):
-        return f"|{e.param}| {show_expr(e.body)}"
+        return f"|{', '.join(e.params)}| {show_expr(e.body)}"
     if isinstance(e, ir.Struct):
         return e.ctor + ("{" + ", ".join(map(show_expr, e.fields)) + "}" if e.fields else "")
     if isinstance(e, ir.Some):

@@ -75,7 +75,7 @@ class Call(IRNode):
 
 @dataclass(frozen=True)
 class Lambda(IRNode):
-    param: str
+    params: tuple[str, ...]
     body: "Expr"
     ty: Type  # TFunc
 
@@ -92,6 +92,16 @@ class Field(IRNode):
 
     arg: "Expr"
     name: str
+    ty: Type
+
+
+@dataclass(frozen=True)
+class With(IRNode):
+    """`arg` with its field (tuple element "0", "1", ...) `name` replaced by `value`."""
+
+    arg: "Expr"
+    name: str
+    value: "Expr"
     ty: Type
 
 
@@ -147,8 +157,8 @@ class Interp(IRNode):
     ty: Type
 
 
-Expr = Union[Col, Ref, Const, Unary, Binary, Call, Lambda, Cast, Field, Tuple, Vec, Struct, Some,
-             If, Match, Interp]
+Expr = Union[Col, Ref, Const, Unary, Binary, Call, Lambda, Cast, Field, With, Tuple, Vec, Struct,
+             Some, If, Match, Interp]
 
 # -- patterns ---------------------------------------------------------------------------------
 
@@ -259,13 +269,14 @@ _LOWER: dict[type, Callable[[Any, frozenset[str]], Expr]] = {
     ast.UnOp: lambda e, s: Unary(e.op, lower(e.operand, s), e.ty),
     ast.Call: _call,
     ast.FieldAccess: lambda e, s: Field(lower(e.expr, s), e.name, e.ty),
+    ast.With: lambda e, s: With(lower(e.expr, s), e.name, lower(e.value, s), e.ty),
     ast.TupleLit: lambda e, s: Tuple(tuple(lower(x, s) for x in e.items), e.ty),
     ast.VecLit: lambda e, s: Vec(tuple(lower(x, s) for x in e.items), e.ty),
     ast.StructLit: _struct,
     ast.IfExpr: lambda e, s: If(lower(e.cond, s), lower(e.then, s), lower(e.other, s), e.ty),
     ast.MatchExpr: _match,
     ast.Cast: lambda e, s: Cast(lower(e.expr, s), e.ty),
-    ast.Lambda: lambda e, s: Lambda(e.param, lower(e.body, s | {e.param}), e.ty),
+    ast.Lambda: lambda e, s: Lambda(tuple(e.params), lower(e.body, s | set(e.params)), e.ty),
 }
 
 

@@ -211,16 +211,48 @@ class Cast(Node):
 
 @dataclass
 class Lambda(Node):
-    """`|v| e`: only as the argument of `sum_of`, `arg_min`, `arg_max`."""
+    """A closure `|x| e`, `|a, x: T|: R { .. }` or `function(x: T): R { .. }`: only as the
+    argument of a built-in function or method (`v.map(|x| x + 1)`, `g.fold(|a, x| a + x, 0)`).
+    `annotations[i]` is the declared type of `params[i]` or None; `result` the declared result
+    type or None."""
 
-    param: str
+    params: list[str]
     body: "Expr"
+    span: Span
+    annotations: list["TypeExpr | None"] = field(default_factory=list)
+    result: "TypeExpr | None" = None
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class Let(Node):
+    """`var x = value;` (or the assignment `x = value;`, `rebind=True`) followed by the rest of
+    a block, `body`. Made by ddlog/syntax/blocks.py from a block's statements; the type checker
+    substitutes `value` for `x` in `body`, so later stages never see a Let."""
+
+    var: str
+    value: "Expr"
+    body: "Expr"
+    span: Span
+    annotation: "TypeExpr | None" = None
+    rebind: bool = False
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
+class With(Node):
+    """`expr` with its field (or tuple element) `name` replaced by `value`: what the assignment
+    `x.name = value;` makes of `x`."""
+
+    expr: "Expr"
+    name: str
+    value: "Expr"
     span: Span
     ty: Type | None = field(default=None, compare=False)
 
 
 Expr = Union[Var, Wildcard, Lit, Interp, BinOp, UnOp, Call, FieldAccess, TupleLit, VecLit,
-             StructLit, IfExpr, MatchExpr, Cast, Lambda]
+             StructLit, IfExpr, MatchExpr, Cast, Lambda, Let, With]
 
 # ---------------------------------------------------------------------------------------------
 # Patterns (in `match` arms)
@@ -287,11 +319,14 @@ class Atom(Node):
 
 @dataclass
 class BodyAtom(Node):
-    """A positive (`negated=False`) or negated (`not R(..)`) relation term in a body."""
+    """A positive (`negated=False`) or negated (`not R(..)`) relation term in a body;
+    `d in R(..)` also binds `record`, d, to the whole record (a value of the relation's
+    type `R`)."""
 
     atom: Atom
     negated: bool
     span: Span
+    record: str | None = None
 
 
 @dataclass
@@ -398,7 +433,16 @@ class FunctionDecl(Node):
     span: Span
 
 
-Decl = Union[TypeDef, RelationDecl, FunctionDecl, Rule]
+@dataclass
+class Import(Node):
+    """`import module` / `import module as alias` (ddlog/syntax/modules.py resolves them)."""
+
+    module: str
+    alias: str | None
+    span: Span
+
+
+Decl = Union[Import, TypeDef, RelationDecl, FunctionDecl, Rule]
 
 
 @dataclass
@@ -409,6 +453,8 @@ class Program(Node):
     decls: list[Decl]
     file: str
     source: str
+    # the text of every imported user module, by file name (error messages quote it)
+    sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def typedefs(self) -> list[TypeDef]:

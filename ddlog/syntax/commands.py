@@ -125,7 +125,8 @@ class _CommandBuilder(Builder):
 _NUM = r"-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|-?[0-9]+[eE][+-]?[0-9]+|-?[0-9]+"
 _LIT = rf'(?:{_NUM}|"[^"\\$]*"|true\b|false\b)'
 _NAME = r"(?:[a-z][A-Za-z0-9_]*|_[A-Za-z0-9_]+)"
-_FAST_UPDATE = re.compile(r"(insert|delete)\s+([A-Z][A-Za-z0-9_]*)\((.*?)\)\s*([,;])", re.S)
+_FAST_UPDATE = re.compile(
+    r"(insert|delete)\s+((?:[a-z_][A-Za-z0-9_]*::)*[A-Z][A-Za-z0-9_]*)\((.*?)\)\s*([,;])", re.S)
 _FAST_ARG = re.compile(rf"\s*(?:\.({_NAME})\s*=\s*)?({_LIT})\s*(?:,|\Z)")
 
 

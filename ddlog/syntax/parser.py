@@ -28,7 +28,7 @@ from lark.parsers.lalr_interactive_parser import InteractiveParser
 
 from ddlog.errors import DDlogError, ParseError, Span
 from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
-from ddlog.syntax import ast
+from ddlog.syntax import ast, blocks
 from ddlog.syntax.scanner import Located, mask, scan_interpolation
 from grammar import program_parser
 
@@ -210,6 +210,7 @@ class Builder(Transformer):
         return ast.TypeName(str(ch[0]), [], self.sp(meta))
 
     type_lower = type_upper
+    type_var = type_upper  # `'A`: the resolver tells it by its quote
     cast_name = type_upper
 
     def bits_type(self, meta, ch):
@@ -240,6 +241,9 @@ class Builder(Transformer):
     def relation_decl(self, meta, ch):
         role = ch[0] or "internal"
         return ast.RelationDecl(role, str(ch[1]), _strip_none(ch[2:]), self.sp(meta))
+
+    def import_decl(self, meta, ch):
+        return ast.Import(str(ch[0]), str(ch[1]) if ch[1] is not None else None, self.sp(meta))
 
     def function_decl(self, meta, ch):
         params = [c for c in ch[1:-2] if isinstance(c, ast.Field)]
@@ -288,6 +292,41 @@ class Builder(Transformer):
     def body_not(self, meta, ch):
         return [ast.BodyAtom(ch[1], True, self.sp(meta))]
 
+    def body_in(self, meta, ch):
+        return [ast.BodyAtom(ch[1], False, self.sp(meta), record=str(ch[0]))]
+
+    # `Some{var x} = e` / `(var a, var b) = e`: one valuation when e matches, none otherwise:
+    # var __b = FlatMap(match (e) { pattern -> [(a, b)], _ -> [] }), var a = __b.0, ...
+
+    def bp_var(self, meta, ch):
+        return ast.PVar(str(ch[0]), self.sp(meta))
+
+    def bp_tuple(self, meta, ch):
+        return ast.PTuple([c for c in ch if c is not None], self.sp(meta))
+
+    def bp_ctor(self, meta, ch):
+        return ast.PCtor(str(ch[0]), [(None, c) for c in ch[1:] if c is not None],
+                         self.sp(meta))
+
+    def body_bind(self, meta, ch):
+        pattern, expr, span = ch[0], ch[1], self.sp(meta)
+        names = [v.name for v in pattern.find(ast.PVar)]
+        if len(set(names)) != len(names):
+            raise self.fail("a variable is bound twice in this pattern", pattern.span)
+        ps = pattern.span
+        values = [ast.Var(n, ps) for n in names]
+        one = values[0] if len(values) == 1 else ast.TupleLit(values, ps)
+        match = ast.MatchExpr(expr, [ast.MatchArm(pattern, ast.VecLit([one], ps), ps),
+                                     ast.MatchArm(ast.PWild(ps), ast.VecLit([], ps), ps)],
+                              span)
+        if len(names) == 1:
+            return [ast.BodyFlatMap(names[0], match, span)]
+        tmp = f"__b{self.fresh}"
+        self.fresh += 1
+        return [ast.BodyFlatMap(tmp, match, span),
+                *(ast.BodyAssign(n, ast.FieldAccess(ast.Var(tmp, ps), str(i), ps), span)
+                  for i, n in enumerate(names))]
+
     def body_flatmap(self, meta, ch):
         return [ast.BodyFlatMap(str(ch[0]), ch[2], self.sp(meta))]
 
@@ -313,6 +352,8 @@ class Builder(Transformer):
     def _group_by(self, var: str, call: ast.Call, span: Span) -> ast.BodyGroupBy:
         del self.stray_group_by[id(call)]
         keys = call.args[1:]
+        if len(keys) == 1 and isinstance(keys[0], ast.TupleLit):
+            keys = keys[0].items  # `group_by((k1, k2))` is `group_by(k1, k2)`; `(())` no key
         for k in keys:
             if not isinstance(k, ast.Var):
                 raise self.fail("group_by keys must be variables", k.span)
@@ -324,13 +365,28 @@ class Builder(Transformer):
         return ast.IfExpr(ch[0], ch[1], ch[2], self.sp(meta))
 
     def block(self, meta, ch):
-        return ch[0]
+        return blocks.block(ch[:-1], ch[-1], self.fail)
+
+    def stmt_var(self, meta, ch):
+        return blocks.VarStmt(str(ch[0]), ch[1], ch[2], self.sp(meta))
+
+    def stmt_assign(self, meta, ch):
+        return blocks.AssignStmt(ch[0], ch[1], self.sp(meta))
+
+    def stmt_expr(self, meta, ch):
+        return blocks.ExprStmt(ch[0], self.sp(meta))
 
     def paren(self, meta, ch):
         return ch[0]
 
+    def lambda_param(self, meta, ch):
+        return str(ch[0]), ch[1]
+
     def lambda_expr(self, meta, ch):
-        return ast.Lambda(str(ch[1]), ch[3], self.sp(meta))
+        # `|p, ..| [: R] e` (BAR tokens around the parameters) or `function(p, ..) [: R] {..}`
+        params = [c for c in ch[:-2] if isinstance(c, tuple)]
+        return ast.Lambda([n for n, _ in params], ch[-1], self.sp(meta),
+                          annotations=[t for _, t in params], result=ch[-2])
 
     def binop(self, meta, ch):
         return ast.BinOp(str(ch[1]), ch[0], ch[2], self.sp(meta))

@@ -109,7 +109,8 @@ class _Format(TypeMapping):
     on_set = on_vec
 
     def on_option(self, t, v):
-        return "None{}" if v is None else "Some{.x = " + self(t.elem, v) + "}"
+        # Option is declared in DDlog's module ddlog_std, whose name DDlog prints with it
+        return "ddlog_std::None{}" if v is None else "ddlog_std::Some{.x = " + self(t.elem, v) + "}"
 
     def on_struct(self, t, v):
         ctor = t.ctor(v.ctor)

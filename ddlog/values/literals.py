@@ -8,6 +8,8 @@ string "a"`.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import struct
 from typing import Any
@@ -147,6 +149,8 @@ class _Converter:
         return v
 
     def option(self, e: ast.StructLit, ty: TOption) -> Any:
+        if e.ctor.startswith("ddlog_std::"):  # as DDlog prints them
+            e = dataclasses.replace(e, ctor=e.ctor[len("ddlog_std::"):])
         if e.ctor == "None" and not e.fields:
             return None
         if e.ctor == "Some" and len(e.fields) == 1 and e.fields[0][0] in (None, "x"):

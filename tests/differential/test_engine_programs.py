@@ -66,6 +66,22 @@ def _strings() -> Workload:
     }, initial=5)
 
 
+def _stdlib() -> Workload:
+    tags = ("old", "wood", "soft", "band-red", "band-blue", "metal")
+
+    def stock(rng, state):
+        return (rng.choice(("north", "south")),
+                Record("Item", (rng.choice(("desk", "lamp", "mug", "sofa")),
+                                tuple(rng.choice(tags) for _ in range(rng.randint(0, 3))),
+                                rng.choice((5, 40, 100, 300)))))
+
+    return Workload(rows={
+        "Stock": stock,
+        "Wanted": lambda rng, s: (rng.choice(("ann", "bob", "cy")),
+                                  tuple(sorted({rng.choice(tags) for _ in range(2)}))),
+    }, initial=5)
+
+
 WORKLOADS: dict[str, Workload] = {
     "bom": _bom(),
     "evenodd": Workload(initial=7),
@@ -75,6 +91,7 @@ WORKLOADS: dict[str, Workload] = {
     "reach": Workload(initial_for={"Root": 2}),
     "samegen": Workload(values=ValueGen(strings=("a", "b", "c", "d", "e", "f")), initial=7),
     "strings": _strings(),
+    "stdlib": _stdlib(),
     "tc": Workload(initial=7),
 }
 

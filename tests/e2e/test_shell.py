@@ -226,21 +226,21 @@ Count:
 Count{.b = false, .n = 1}: +1
 Count{.b = true, .n = 1}: +1
 O:
-O{.s = "a\"b\\c\nd\te", .b = true, .v = [2, 1], .t = (1, "x"), .o = Some{.x = 5}}: +1
-O{.s = "b", .b = false, .v = [], .t = (2, "y"), .o = None{}}: +1
+O{.s = "a\"b\\c\nd\te", .b = true, .v = [2, 1], .t = (1, "x"), .o = ddlog_std::Some{.x = 5}}: +1
+O{.s = "b", .b = false, .v = [], .t = (2, "y"), .o = ddlog_std::None{}}: +1
 Count:
 Count{.b = false, .n = 1}
 Count{.b = true, .n = 1}
 
 O:
-O{.s = "a\"b\\c\nd\te", .b = true, .v = [2, 1], .t = (1, "x"), .o = Some{.x = 5}}
-O{.s = "b", .b = false, .v = [], .t = (2, "y"), .o = None{}}
+O{.s = "a\"b\\c\nd\te", .b = true, .v = [2, 1], .t = (1, "x"), .o = ddlog_std::Some{.x = 5}}
+O{.s = "b", .b = false, .v = [], .t = (2, "y"), .o = ddlog_std::None{}}
 
 Count:
 Count{.b = false, .n = 1}: -1
 O:
-O{.s = "b", .b = false, .v = [], .t = (2, "y"), .o = None{}}: -1
-O{.s = "a\"b\\c\nd\te", .b = true, .v = [2, 1], .t = (1, "x"), .o = Some{.x = 5}}
+O{.s = "b", .b = false, .v = [], .t = (2, "y"), .o = ddlog_std::None{}}: -1
+O{.s = "a\"b\\c\nd\te", .b = true, .v = [2, 1], .t = (1, "x"), .o = ddlog_std::Some{.x = 5}}
 Count{.b = true, .n = 1}
 """
 

@@ -52,6 +52,8 @@ def evaluate(e: ast.Expr, env: Env) -> Any:
         return call(e, env)
     if isinstance(e, ast.FieldAccess):
         return field_access(e, env)
+    if isinstance(e, ast.With):
+        return with_field(e, env)
     if isinstance(e, ast.TupleLit):
         return tuple(evaluate(x, env) for x in e.items)
     if isinstance(e, ast.VecLit):
@@ -73,7 +75,7 @@ def evaluate(e: ast.Expr, env: Env) -> Any:
     if isinstance(e, ast.Wildcard):
         raise EvaluationError("`_` is not an expression", e.span)
     if isinstance(e, ast.Lambda):
-        raise EvaluationError("a lambda is only allowed as a group method argument", e.span)
+        raise EvaluationError("a closure is only allowed as a built-in's argument", e.span)
     raise EvaluationError(f"cannot evaluate {type(e).__name__}", getattr(e, "span", None))
 
 
@@ -154,6 +156,16 @@ def construct(e: ast.StructLit, env: Env) -> Any:
     return Record(e.ctor, tuple(values))
 
 
+def with_field(e: ast.With, env: Env) -> Any:
+    x, value, t = evaluate(e.expr, env), evaluate(e.value, env), e.expr.ty
+    if isinstance(t, TTuple):
+        i = int(e.name)
+        return x[:i] + (value,) + x[i + 1:]
+    names = [n for n, _ in t.ctor(x.ctor).fields]
+    i = names.index(e.name)
+    return Record(x.ctor, x.values[:i] + (value,) + x.values[i + 1:])
+
+
 def field_access(e: ast.FieldAccess, env: Env) -> Any:
     x = evaluate(e.expr, env)
     t = e.expr.ty
@@ -228,5 +240,5 @@ def call(e: ast.Call, env: Env) -> Any:
     return builtin.python(args, [a.ty for a in e.args], e.ty)
 
 
-def lambda_fn(lam: ast.Lambda, env: Env) -> Callable[[Any], Any]:
-    return lambda v: evaluate(lam.body, {**env, lam.param: v})
+def lambda_fn(lam: ast.Lambda, env: Env) -> Callable[..., Any]:
+    return lambda *vs: evaluate(lam.body, {**env, **dict(zip(lam.params, vs))})

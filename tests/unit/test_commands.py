@@ -246,7 +246,7 @@ def test_splitter_errors_show_the_statement_line():
         s.feed("  insert R(1, ]);\n")
     assert info.value.format().splitlines() == [
         "<stdin>:2:15: error: unexpected ']', expected one of: identifier, literal, '(', ')', "
-        "'-', '[', '_', 'if', 'match', 'not', '{', '|', '~'",
+        "'-', '[', '_', 'function', 'if', 'match', 'not', '{', '|', '~'",
         "    insert R(1, ]);", "                ^"]
 
 
@@ -327,6 +327,8 @@ SHAPE = TStruct("Shape", (TCtor("Circle", (("r", DOUBLE),)), TCtor("Square", (("
     ("[3, 1, 3]", TSet(BIGINT), (1, 3)), ('["b", "a"]', TSet(STRING), ("a", "b")),
     ("Some{5}", TOption(BIGINT), 5), ("Some{.x = 5}", TOption(BIGINT), 5),
     ("None", TOption(BIGINT), None), ("None{}", TOption(BIGINT), None),
+    ("ddlog_std::None{}", TOption(BIGINT), None),
+    ("ddlog_std::Some{.x = 5}", TOption(BIGINT), 5),
     ("[Some{1}, None]", TVec(TOption(BIGINT)), (1, None)),
     ('P{1, "a"}', POINT, Record("P", (1, "a"))),
     ('P{.y = "a", .x = 1}', POINT, Record("P", (1, "a"))),

@@ -169,9 +169,35 @@ STRINGS = {
                 ("ed", 44, -56, 50.0, 1615, 100)},
 }
 
+
+# stdlib: north has desk (wood, 100), lamp (old, band-blue, 40), mug (old, 5); south has desk
+# (metal, band-red, 100), sofa (soft, 300). Groups list items by name (records sort by field).
+#   Sale: the "old" items, 10% off (40 - 4 = 36; 5 - 50/100 = 5), tagged "sale"
+#   Matches: ann wants old (lamp, mug in north), bob soft or wood (desk north, sofa south)
+#   Summary: north 3 items, 145, cheapest mug; south 2, 400, cheapest desk
+#   Tagged: tags longer than 3 characters ("old" is not); Band: the text after "band-"
+#   Prices: the sorted distinct prices; top: the tags of the dearest item
+
+
+def item(name: str, tags: tuple, price: int) -> Record:
+    return Record("Item", (name, tags, price))
+
+
+STDLIB = {
+    "Sale": {("north", item("lamp", ("old", "band-blue", "sale"), 36)),
+             ("north", item("mug", ("old", "sale"), 5))},
+    "Matches": {("ann", "north", ("lamp", "mug")), ("bob", "north", ("desk",)),
+                ("bob", "south", ("sofa",))},
+    "Summary": {("north", 3, 145, "desk,lamp,mug", "mug"), ("south", 2, 400, "desk,sofa", "desk")},
+    "Tagged": {("band-blue", "north"), ("wood", "north"), ("metal", "south"),
+               ("band-red", "south"), ("soft", "south")},
+    "Band": {("north", "lamp", "blue"), ("south", "desk", "red")},
+    "Prices": {("north", (5, 40, 100), ("wood",)), ("south", (100, 300), ("soft",))},
+}
+
 EXPECTED: dict[str, dict[str, set[tuple]]] = {
     "tc": TC, "reach": REACH, "evenodd": EVENODD, "pointsto": POINTSTO, "samegen": SAMEGEN,
-    "bom": BOM, "groups": GROUPS, "policy": POLICY, "strings": STRINGS,
+    "bom": BOM, "groups": GROUPS, "policy": POLICY, "strings": STRINGS, "stdlib": STDLIB,
 }
 
 

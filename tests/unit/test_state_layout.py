@@ -181,7 +181,7 @@ def test_text_json_csv_formats(relations):
     t, v = relations["T"], relations["V"]
     row = ("a \"q\"", True, -3, 0.5, 255, None)
     assert relation_text(t, [row], "text") == \
-        'T{.name = "a \\"q\\"", .ok = true, .n = -3, .x = 0.5, .b = 255, .o = None{}}\n'
+        'T{.name = "a \\"q\\"", .ok = true, .n = -3, .x = 0.5, .b = 255, .o = ddlog_std::None{}}\n'
     assert json.loads(relation_text(t, [row], "json")) == \
         {"name": 'a "q"', "ok": True, "n": -3, "x": 0.5, "b": 255, "o": None}
     assert csv_text(t, [row, ("b,c", False, 1, 2.0, 0, 7)]).splitlines() == \

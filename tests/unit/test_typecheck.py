@@ -187,7 +187,7 @@ O(k, s) :- R(k, x), var g = x.group_by(k), var s = total(g, 3).
     call = rule.body[-1].expr
     assert isinstance(call, ast.Call) and call.func == "sum_of" and call.ty == BIGINT
     lam = call.args[1]
-    assert lam.param.startswith("__i") and lam.body.left.name == lam.param
+    assert lam.params[0].startswith("__i") and lam.body.left.name == lam.params[0]
     assert isinstance(lam.body.right, ast.Lit) and lam.body.right.value == 3
 
 
@@ -337,7 +337,7 @@ O(k, c, s, t) :- R(k, tags, n), var tag = FlatMap(tags), var d = n + 1,
     assert group.expr.ty == TTuple((STRING, U8))
     assert rule.body[4].expr.ty == USIZE  # as DDlog's count
     s = rule.body[5].expr
-    assert s.ty == U8 and s.args[1].ty.param == TTuple((STRING, U8))
+    assert s.ty == U8 and s.args[1].ty.params[0] == TTuple((STRING, U8))
     assert rule.body[6].expr.ty == TVec(TTuple((STRING, U8)))
 
 
@@ -563,8 +563,8 @@ def test_set_literal_from_context():
     assert rule.head.args[0].ty == TSet(U8) and rule.head.args[0].items[0].ty == U8
 
 
-def test_lambda_only_in_group_methods():
-    expr_fails("|y| y + 1", "a lambda is only allowed as the argument of the group methods",
+def test_closure_only_as_an_argument():
+    expr_fails("|y| y + 1", "a closure is only allowed as the argument of a built-in",
                "|y|")
 
 
@@ -604,7 +604,7 @@ output relation O(k: string, n: bigint)
 O(k, m) :- R(k, n), var g = n.group_by(k), var m = """
     fails(base + "g.sum_of(|v| \"a\").", "function 'sum_of' expects a lambda returning a "
           "number, found string", '"a"')
-    fails(base + "g.sum_of(1).", "function 'sum_of' expects a lambda `|v| ...` as argument 1",
+    fails(base + "g.sum_of(1).", "function 'sum_of' expects a closure `|x| ...` as argument 1",
           "1)")
     fails(base + "g.count(1).", "method 'count' expects 0 arguments after the receiver, found 1",
           "g.count")
@@ -670,5 +670,8 @@ O(sq(x + 1), sq(y)) :- Edge(x, y)."""
 def test_checked_program_tables():
     prog = check(EDGE + "typedef T = string\noutput relation O(t: T)\nO(\"a\").")
     assert list(prog.relations) == ["Edge", "O"]
-    assert prog.relations["O"].columns == (("t", STRING),) and prog.types == {"T": STRING}
+    assert prog.relations["O"].columns == (("t", STRING),) and prog.types["T"] == STRING
+    # as in DDlog, each relation is also a type of its records
+    assert prog.types["O"] == TStruct("O", ()) and prog.types["O"].ctors[0].fields == \
+        (("t", STRING),)
     assert [r.name for r in prog.inputs()] == ["Edge"]

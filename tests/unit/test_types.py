@@ -45,4 +45,4 @@ def test_unsupported_kinds_say_so():
     from ddlog.values import format_value
 
     with pytest.raises(TypeError, match="no meaning for values of type"):
-        format_value(None, TFunc(BIGINT, BIGINT))
+        format_value(None, TFunc((BIGINT,), BIGINT))
