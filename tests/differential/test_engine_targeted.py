@@ -261,6 +261,42 @@ Signed((x as signed<8>) * 8'sd100) :- N(x, true).
 """
 
 
+# DDlog's statement and binding forms, through recursion: a block assigning tuple elements and
+# pushing to a Vec inside a recursive rule, a field assignment on an enum (the field is in every
+# constructor), a generic function, `e in R(..)` records in a group, a binding pattern, a
+# function passed as a closure, and FlatMap literals typed by their use (bit<4> wraps).
+STATEMENTS = """
+typedef Shape = Circle{x: bigint, r: bigint} | Rect{x: bigint, w: bigint}
+input relation Edge(src: bigint, dst: bigint)
+input relation Tagged(n: bigint, tag: Option<(string, bigint)>)
+input relation Fig(n: bigint, s: Shape)
+output relation Walk(src: bigint, dst: bigint, path: (Vec<bigint>, bigint))
+output relation Moved(n: bigint, s: Shape)
+output relation Tag(n: bigint, t: string, w: bigint)
+output relation Out(src: bigint, n: usize, es: Vec<Edge>)
+output relation Total(src: bigint, t: bigint)
+output relation Small(a: bigint, y: bit<4>)
+
+function or_else(o: Option<'A>, d: 'A): 'A = o.unwrap_or(d)
+function double(v: bigint): bigint = v * 2
+function step(p: (Vec<bigint>, bigint), n: bigint): (Vec<bigint>, bigint) {
+    var q = p;
+    q.0.push(n);
+    q.1 = q.1 + 1;
+    q
+}
+function moved(s: Shape): Shape { var t = s; t.x = t.x + 10; t }
+
+Walk(x, y, ([x, y], 1)) :- Edge(x, y).
+Walk(x, z, step(p, z)) :- Walk(x, y, p), Edge(y, z), p.1 < 3.
+Moved(n, moved(s)) :- Fig(n, s).
+Tag(n, t, or_else(Some{w}, 0)) :- Tagged(n, o), Some{(var t, var w)} = o.
+Out(x, n, es) :- e in Edge(x, _), var g = e.group_by(x), var n = g.count(), var es = g.to_vec().
+Total(x, t) :- Edge(x, y), var t = y.group_by(x).sum_of(double).
+Small(a, y) :- var x = FlatMap([1, 2, 15]), Edge(a, b), var y = (b as bit<4>) + x.
+"""
+
+
 def _workload_targeted() -> dict[str, tuple[str, Workload]]:
     nodes = tuple(range(6))
 
@@ -288,6 +324,9 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
         "strings": (STRINGS, Workload(values=ValueGen(strings=("a", "b", "c", "e", "ab", "bc")),
                                       initial_for={"Next": 7, "Word": 4})),
         "structs": (STRUCTS, Workload(rows={"Item": item, "Point": point}, initial=5)),
+        "statements": (STATEMENTS, Workload(
+            values=ValueGen(ints=(0, 1, 2, 3), strings=("a", "b")),
+            initial_for={"Edge": 6, "Tagged": 3, "Fig": 3})),
         "numbers": (NUMBERS, Workload(
             values=ValueGen(ints=(0, 1, 2, 3, 7, 200, 255), floats=(0.5, 1.0, 3.0, 12.0)),
             initial=4)),
