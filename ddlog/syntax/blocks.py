@@ -50,7 +50,15 @@ class ExprStmt:
     span: Span
 
 
-Statement = VarStmt | AssignStmt | ExprStmt
+@dataclass
+class ForStmt:
+    var: str
+    iterable: ast.Expr
+    body: list["Statement"]
+    span: Span
+
+
+Statement = VarStmt | AssignStmt | ExprStmt | ForStmt
 
 
 def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr:
@@ -61,6 +69,8 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
             out = ast.Let(s.name, s.value, out, s.span, annotation=s.annotation)
         elif isinstance(s, AssignStmt):
             out = _assign(s.target, s.value, out, s.span, fail)
+        elif isinstance(s, ForStmt):
+            out = _loop(s, out, fail)
         else:
             e = s.expr
             if not (isinstance(e, ast.Call) and e.method and e.func in MUTATING):
@@ -69,6 +79,61 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
                            "methods (`v.push(x)`, `v.retain(f)`, `v.sort()`, ...)", s.span)
             out = _assign(copy.deepcopy(e.args[0]), e, out, s.span, fail)
     return out
+
+
+def _loop(s: ForStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
+    """`for (x in v) { body }`: a fold over v whose state is the variables the body changes
+    (and declared before the loop): `m = v.fold(|m, x| { body; m }, m)`, or with several,
+    a tuple of them taken apart after the loop."""
+    changed = [m for m in _assigned(s.body) if m not in _declared(s.body)]
+    if not changed:
+        raise fail("this loop has no effect: its body changes no variable declared before it",
+                   s.span)
+    sp = s.span
+    if len(changed) == 1:
+        state, acc = ast.Var(changed[0], sp), changed[0]
+        body = block(s.body, ast.Var(acc, sp), fail)
+    else:
+        acc = f"__loop{sp.line}_{sp.col}"
+        state = ast.TupleLit([ast.Var(m, sp) for m in changed], sp)
+        unpack = [VarStmt(m, None, ast.FieldAccess(ast.Var(acc, sp), str(i), sp), sp)
+                  for i, m in enumerate(changed)]
+        body = block(unpack + s.body, copy.deepcopy(state), fail)
+    step = ast.Lambda([acc, s.var], body, sp, annotations=[None, None])
+    folded = ast.Call("fold", [s.iterable, step, copy.deepcopy(state)], sp, method=True)
+    if len(changed) == 1:
+        return ast.Let(changed[0], folded, rest, sp, rebind=True)
+    result = f"__loop{sp.line}_{sp.col}_out"
+    for i, m in reversed(list(enumerate(changed))):
+        rest = ast.Let(m, ast.FieldAccess(ast.Var(result, sp), str(i), sp), rest, sp,
+                       rebind=True)
+    return ast.Let(result, folded, rest, sp)
+
+
+def _root(e: ast.Expr) -> str | None:
+    while isinstance(e, ast.FieldAccess):
+        e = e.expr
+    return e.name if isinstance(e, ast.Var) else None
+
+
+def _assigned(body: list[Statement]) -> list[str]:
+    """The variables a loop body changes, in order of first change."""
+    out: list[str] = []
+    for s in body:
+        if isinstance(s, AssignStmt):
+            names = [_root(s.target)]
+        elif isinstance(s, ExprStmt) and isinstance(s.expr, ast.Call) and s.expr.args:
+            names = [_root(s.expr.args[0])]
+        elif isinstance(s, ForStmt):
+            names = [m for m in _assigned(s.body) if m not in _declared(s.body)]
+        else:
+            names = []
+        out.extend(n for n in names if n is not None and n not in out)
+    return out
+
+
+def _declared(body: list[Statement]) -> set[str]:
+    return {s.name for s in body if isinstance(s, VarStmt)}
 
 
 def _assign(target: ast.Expr, value: ast.Expr, rest: ast.Expr, span: Span,

@@ -314,16 +314,24 @@ class Builder(Transformer):
         if len(set(names)) != len(names):
             raise self.fail("a variable is bound twice in this pattern", pattern.span)
         ps = pattern.span
+        grouping: list = []
+        if _is_group_by(expr) or (isinstance(expr, ast.Call) and expr.method and expr.args
+                                  and _is_group_by(expr.args[0])):
+            # `Some{var x} = e.group_by(k).find(..)`: the group (and its method) first
+            value = f"__b{self.fresh}"
+            self.fresh += 1
+            grouping = self.body_var(meta, [value, expr])
+            expr = ast.Var(value, expr.span)
         values = [ast.Var(n, ps) for n in names]
         one = values[0] if len(values) == 1 else ast.TupleLit(values, ps)
         match = ast.MatchExpr(expr, [ast.MatchArm(pattern, ast.VecLit([one], ps), ps),
                                      ast.MatchArm(ast.PWild(ps), ast.VecLit([], ps), ps)],
                               span)
         if len(names) == 1:
-            return [ast.BodyFlatMap(names[0], match, span)]
+            return [*grouping, ast.BodyFlatMap(names[0], match, span)]
         tmp = f"__b{self.fresh}"
         self.fresh += 1
-        return [ast.BodyFlatMap(tmp, match, span),
+        return [*grouping, ast.BodyFlatMap(tmp, match, span),
                 *(ast.BodyAssign(n, ast.FieldAccess(ast.Var(tmp, ps), str(i), ps), span)
                   for i, n in enumerate(names))]
 
@@ -375,6 +383,12 @@ class Builder(Transformer):
 
     def stmt_expr(self, meta, ch):
         return blocks.ExprStmt(ch[0], self.sp(meta))
+
+    def stmt_for(self, meta, ch):
+        return blocks.ForStmt(str(ch[0]), ch[1], ch[2], self.sp(meta))
+
+    def loop_body(self, meta, ch):
+        return [c for c in ch if c is not None]
 
     def paren(self, meta, ch):
         return ch[0]

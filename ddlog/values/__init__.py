@@ -18,7 +18,9 @@ A relation's row is a tuple of column values.
 """
 from __future__ import annotations
 
+import decimal
 import math
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +83,25 @@ def _quote(s: str) -> str:
     return f'"{out}"'
 
 
+def rust_float(v: float, bits: int = 64) -> str:
+    """A float as DDlog prints it (Rust's Display): the shortest decimal that reads back as the
+    same float (a 32-bit one for `float`), never in exponent form, without a fractional part
+    when it has none: `1`, `0.5`, `1.0471976`, `-0`, `NaN`, `inf`."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    text = repr(float(v))
+    if bits == 32:
+        single = struct.unpack("f", struct.pack("f", v))[0]
+        for digits in range(1, 10):
+            text = f"{single:.{digits}g}"
+            if struct.unpack("f", struct.pack("f", float(text)))[0] == single:
+                break
+    out = format(decimal.Decimal(text), "f")
+    return out.rstrip("0").rstrip(".") if "." in out else out
+
+
 class _Format(TypeMapping):
     """DDlog's text form of a value, as `dump` prints it."""
 
@@ -96,9 +117,7 @@ class _Format(TypeMapping):
         return str(v)
 
     def on_float(self, t, v):
-        if math.isnan(v) or math.isinf(v):
-            return str(v)
-        return repr(float(v))
+        return rust_float(v, t.bits)
 
     def on_tuple(self, t, v):
         return "(" + ", ".join(self(it, x) for x, it in zip(v, t.items)) + ")"

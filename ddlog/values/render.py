@@ -19,7 +19,7 @@ import math
 from typing import Any, Iterable
 
 from ddlog.types import RelationInfo
-from ddlog.types import TOption, TString, Type, TypeMapping
+from ddlog.types import TFloat, TOption, TString, Type, TypeMapping
 from ddlog.values import format_record, format_value
 
 FORMATS = ("text", "csv", "json")
@@ -120,6 +120,8 @@ def csv_cell(v: Any, t: Type) -> str:
         return csv_cell(v, t.elem)
     if isinstance(t, TString):
         return v
+    if isinstance(t, TFloat):
+        return repr(float(v))  # what Spark's CSV reader reads back (`2.0`, `nan`, `inf`)
     return format_value(v, t)
 
 
