@@ -16,7 +16,8 @@ from pyspark.sql import functions as F
 from ddlog.builtins import FUNCTIONS, GROUP_METHODS
 from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
-from ddlog.types import TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, Type
+from ddlog.types import (TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, TVec,
+                         Type)
 from runtime.schema import spark_type
 
 Env = dict[str, Column]
@@ -67,11 +68,39 @@ def to_string(c: Column, t: Type) -> Column:
     return c.cast("string")
 
 
+def value(v: Any, t: Type) -> Column:
+    """A constant of any type (a Python value of ddlog/values) as a Column."""
+    if isinstance(t, TOption):
+        return lit(None, t) if v is None else value(v, t.elem)
+    if isinstance(t, TTuple):
+        return F.struct(*[value(x, it).alias(f"_{k}") for k, (x, it) in enumerate(zip(v,
+                                                                                       t.items))])
+    if isinstance(t, (TVec, TSet)):
+        if not v:
+            return F.array().cast(spark_type(t))
+        return F.array(*[value(x, t.elem) for x in v])
+    if isinstance(t, TStruct):
+        ctor = t.ctor(v.ctor)
+        inner = F.struct(*[value(x, ft).alias(n) for x, (n, ft) in zip(v.values, ctor.fields)])
+        if not t.is_enum:
+            return inner
+        parts = [F.lit(v.ctor).alias("_tag")]
+        for c in t.ctors:
+            if c.fields:
+                part = inner if c.name == v.ctor else \
+                    F.lit(None).cast(spark_type(t)[c.name].dataType)
+                parts.append(part.alias(c.name))
+        return F.struct(*parts)
+    return lit(v, t)
+
+
 class SparkLowering:
     """The toolkit the built-ins' Spark lowerings use (ddlog.builtins.Lowering)."""
 
     F = F
     lit = staticmethod(lit)
+    value = staticmethod(value)
+    spark_type = staticmethod(spark_type)
     wrap = staticmethod(wrap)
     compare = staticmethod(compare)
     to_string = staticmethod(to_string)

@@ -7,6 +7,7 @@ Adding a function is adding an entry to FUNCTIONS (and its tests).
 from __future__ import annotations
 
 from ddlog.builtins.base import Args, Builtin
+from ddlog.builtins.library import LIBRARY
 from ddlog.types import BIGINT, BOOL, STRING, TOption, TSet, TVec, Type, is_numeric, is_scalar
 from ddlog.values.ops import LOWER, UPPER, compare, fix_number, render
 
@@ -16,11 +17,6 @@ def _is_collection(t: Type) -> bool:
 
 
 # -- type rules ------------------------------------------------------------------------------
-
-
-def _len_type(a: Args, hint) -> Type:
-    a.want(0, _is_collection(a.infer(0)), "string, Vec<T> or Set<T>")
-    return BIGINT
 
 
 def _contains_type(a: Args, hint) -> Type:
@@ -97,21 +93,13 @@ def _substr_python(args, types, ty):
     return s[start:end]
 
 
-def _len_spark(sx, args, types, ty):
-    F = sx.F
-    return (F.length(args[0]) if types[0] == STRING else F.size(args[0])).cast("long")
-
-
 def _contains_spark(sx, args, types, ty):
     if types[0] == STRING:
         return args[0].contains(args[1])
     return sx.F.array_contains(args[0], args[1])
 
 
-FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
-    Builtin("len", 1, "len(string | Vec<T> | Set<T>) -> bigint",
-            "characters of a string / elements of a Vec or Set",
-            _len_type, _len_spark, lambda a, ts, t: len(a[0])),
+FUNCTIONS: dict[str, Builtin] = {**LIBRARY, **{b.name: b for b in [
     Builtin("contains", 2, "contains(string, string) -> bool, contains(Vec<T> | Set<T>, T) -> bool",
             "substring test on strings, membership on Vec and Set",
             _contains_type, _contains_spark, lambda a, ts, t: a[1] in a[0]),
@@ -163,4 +151,4 @@ FUNCTIONS: dict[str, Builtin] = {b.name: b for b in [
     Builtin("push", 2, "push(Vec<T>, T) -> Vec<T>", "the Vec with one element appended",
             _push_type, lambda sx, a, ts, t: sx.F.concat(a[0], sx.F.array(a[1])),
             lambda a, ts, t: a[0] + (a[1],)),
-]}
+]}}

@@ -36,14 +36,14 @@ def test_check_accepts_example(program: Path):
     out = r.stdout.splitlines()
     assert out[0] == "relations:" and "strata:" in out
     strata = out[out.index("strata:") + 1:]
-    assert strata and all(re.fullmatch(r"  \d+  \S.*", line) for line in strata)
+    assert strata and all(re.fullmatch(r"  \d+ +\S.*", line) for line in strata)
     assert [int(line.split()[0]) for line in strata] == list(range(len(strata)))
     relations = out[1:out.index("strata:")]
     assert all(re.fullmatch(r"  (input|output|internal) +\w+\(.*\)", line) for line in relations)
     # every relation appears in exactly one stratum
     names = sorted(re.match(r"  \w+ +(\w+)\(", line).group(1) for line in relations)
     in_strata = sorted(n for line in strata
-                       for n in line.split("  ")[2].split(", "))
+                       for n in line.split(maxsplit=1)[1].split("  ")[0].split(", "))
     assert names == in_strata
 
 

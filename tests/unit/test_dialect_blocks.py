@@ -261,3 +261,51 @@ O(or_else(o, 0), or_else(None, "none"), pair("x", true)) :- I(o).
           "O(same(1, \"x\")).", "type mismatch: expected string, found bigint (argument 'a' "
           "of function 'same')", "1, ")
     fails("function mk(a: bigint): 'A = a\n", "has a type variable that no parameter has", "'A")
+
+
+# ---------------------------------------------------------------------------------------------
+# Loops
+
+
+def test_for_loops_fold_the_variables_they_change():
+    src = """
+function vsep(strs: Vec<string>): string {
+    var res = "";
+    for (s in strs) {
+        res = res ++ s ++ ";"
+    };
+    res
+}
+function stats(v: Vec<bigint>): (bigint, bigint, Vec<bigint>) {
+    var n = 0;
+    var total = 0;
+    var big: Vec<bigint> = [];
+    for (x in v) {
+        var y = x * 2;
+        n = n + 1;
+        total = total + y;
+        big.push(y)
+    };
+    (n, total, big)
+}
+output relation O(s: string, t: (bigint, bigint, Vec<bigint>))
+O(vsep(["a", "b"]), stats([1, 2, 3])).
+"""
+    assert run(src)["O"] == {("a;b;", (3, 12, (2, 4, 6)))}
+    parse_fails("function f(v: Vec<bigint>): bigint { for (x in v) { var y = x }; 0 }",
+                "this loop has no effect", "for (x")
+
+
+# ---------------------------------------------------------------------------------------------
+# Output format
+
+
+def test_values_print_as_ddlog_prints_them():
+    from ddlog.types import DOUBLE, FLOAT, TOption, BIGINT
+    from ddlog.values import format_value
+
+    assert format_value(None, TOption(BIGINT)) == "ddlog_std::None{}"
+    assert format_value(5, TOption(BIGINT)) == "ddlog_std::Some{.x = 5}"
+    assert [format_value(v, DOUBLE) for v in (1.0, 0.5, -0.0, float("nan"), 1e20)] == \
+        ["1", "0.5", "-0", "NaN", "100000000000000000000"]
+    assert format_value(1.0471975803375244, FLOAT) == "1.0471976"  # shortest for 32 bits
