@@ -267,8 +267,8 @@ def print_changes(db, changes: dict, fmt: str, stats: bool = False) -> None:
                                             "the first commit; it must belong to PROGRAM)"),
          arg("--commands", metavar="FILE", help="read the commands from FILE instead of stdin"),
          arg("--no-init-snapshot", action="store_true",
-             help="do not print what the program's facts put in the output relations at start "
-                  "(as DDlog's CLI flag)"),
+             help="do not print what the program's facts put in the output relations when "
+                  "they are committed at start (as DDlog's CLI flag)"),
          *SPARK_ARGS)
 def cmd_shell(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database
@@ -279,8 +279,7 @@ def cmd_shell(args: argparse.Namespace) -> int:
     try:
         interactive = args.commands is None and sys.stdin.isatty()
         shell = Shell(db, interactive=interactive, progress=progress_reporter())
-        if not args.no_init_snapshot:
-            shell.initial_snapshot()
+        shell.initial_snapshot(show=not args.no_init_snapshot)
         if args.commands is not None:
             status = shell.run_text(read_text(args.commands), args.commands)
         elif interactive:

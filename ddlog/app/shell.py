@@ -149,16 +149,18 @@ class Shell:
             self.err.write("the transaction was rolled back\n")
         self.err.flush()
 
-    def initial_snapshot(self) -> None:
+    def initial_snapshot(self, show: bool = True) -> None:
         """As DDlog's CLI starts: a new program's facts (rules without relation atoms) are
         committed as the first transaction, and what they put in the output relations is
-        printed as `commit dump_changes;` prints it. A continued state has had its first
-        transaction already."""
+        printed as `commit dump_changes;` prints it (unless not `show`). A continued state
+        has had its first transaction already."""
         from ddlog.plan.normalize import UNIT
 
         if self.db.epoch == 0 and UNIT in self.db.compiled.relations:
             changes = self.db.commit(Transaction(), self.progress)
-            self._print(render.change_lines(self.db.relations, self.db.change_rows(changes)))
+            if show:
+                self._print(render.change_lines(self.db.relations,
+                                                self.db.change_rows(changes)))
 
     # -- commands ----------------------------------------------------------------------------
 

@@ -54,10 +54,13 @@ GROUP_METHODS: dict[str, Builtin] = {b.name: b for b in [
             "number of elements (duplicates of `e` count)", _count_type,
             lambda sx, a, ts, t: sx.F.size(_items(sx, a[0])).cast("long"),
             lambda a, ts, t: len(a[0].items), group=True),
+    # DDlog's count_distinct is the group's size: its elements are one per distinct
+    # valuation of the body, so equal values of `e` from different valuations all count
     Builtin("count_distinct", 1, "count_distinct(Group<K, V>) -> usize",
-            "number of distinct elements", _count_type,
-            lambda sx, a, ts, t: sx.F.size(sx.F.array_distinct(_items(sx, a[0]))).cast("long"),
-            lambda a, ts, t: len(set(a[0].items)), group=True),
+            "number of elements: of distinct valuations (as DDlog; `to_set().size()` counts "
+            "distinct values)", _count_type,
+            lambda sx, a, ts, t: sx.F.size(_items(sx, a[0])).cast("long"),
+            lambda a, ts, t: len(a[0].items), group=True),
     Builtin("sum_of", 2, "sum_of(Group<K, V>, |V| N) -> N, N numeric",
             "sum of the lambda over the elements", _sum_of_type, _sum_of_spark, _sum_of_python,
             group=True),

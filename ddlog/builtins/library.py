@@ -604,7 +604,7 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
             "the element at the index replaced (no change beyond the end)", _update_nth_type,
             _update_nth_spark, _update_nth_python),
     Builtin("join", 2, "join(Vec<string>, string) -> string", "the strings with a separator",
-            _join_type, lambda sx, a, ts, t: sx.F.array_join(a[0], a[1]),
+            _join_type, lambda sx, a, ts, t: sx.F.call_function("array_join", a[0], a[1]),
             lambda a, ts, t: a[1].join(a[0])),
     Builtin("vec_singleton", 1, "vec_singleton(A) -> Vec<A>", "a Vec of one element",
             _singleton_type(TVec), lambda sx, a, ts, t: sx.F.array(a[0]),
