@@ -1,6 +1,6 @@
-"""The built-in functions and group methods of the dialect, each defined once (an entry in
-functions.py, library.py (DDlog's standard library over collections) or groups.py holds its signature, type rule, Spark lowering and Python meaning;
-base.py says what an entry is). `reference()` renders the table the README shows.
+"""The built-in functions and group methods of the dialect, each defined once: an entry in
+functions.py, library.py (DDlog's standard library over collections) or groups.py holds its
+signature, type rule, Spark lowering and Python meaning (base.py says what an entry is). `reference()` renders the table the README shows.
 
 Operators (`+`, `==`, `++`, ...) are part of the language, not of this table: their typing is
 in ddlog/check/exprs.py, their Spark lowering in runtime/expr.py and their meaning on Python

@@ -297,6 +297,36 @@ Small(a, y) :- var x = FlatMap([1, 2, 15]), Edge(a, b), var y = (b as bit<4>) + 
 """
 
 
+# The standard library's functions over collections that programs/stdlib.dl does not use, on
+# the data's Vecs, Sets, Options and groups (each lowering against its Python meaning).
+LIBRARY = """
+typedef P = P{a: bigint, b: string}
+input relation V(k: bigint, v: Vec<bigint>, s: Set<string>, o: Option<P>)
+output relation Vecs(k: bigint, out: (Option<bigint>, Option<bigint>, Vec<bigint>, Vec<bigint>,
+                                      Vec<bigint>, Vec<bigint>, Vec<bigint>, usize, bool))
+output relation Sets(k: bigint, out: (Set<string>, Set<string>, Set<usize>, Set<string>,
+                                      Option<string>, Vec<string>, bool))
+output relation Opts(k: bigint, p: P, s: Set<P>, v: Vec<P>, t: (bigint, Vec<string>))
+output relation Groups(k: bigint, out: (Vec<bigint>, bool, bool, usize, Option<bigint>,
+                                        Vec<bigint>, bigint, Vec<bigint>))
+output relation Ranges(k: bigint, r: Vec<bigint>)
+
+Vecs(k, (v.nth(1), v.last(), v.update_nth(0, 9), v.resize(3, -1), v.truncate(1),
+         v.sort_by(|x| -x).dedup(), v.flatmap(|x| [x, x * 10]), v.count(|x| x > 1),
+         v.is_empty())) :- V(k, v, _, _).
+Sets(k, (s.insert("z"), s.remove("a"), s.map(|x| x.len()), s.filter_map(|x|
+         if (x == "b") { None } else { Some{x ++ "!"} }), s.arg_max(|x| x.len()),
+         s.to_vec().append(["end"]), s.all(|x| x.len() < 3))) :- V(k, _, s, _).
+Opts(k, o.unwrap_or_default(), o.to_set(), o.to_vec(), None.unwrap_or_default()) :-
+    V(k, _, _, o).
+Groups(k, (g.map(|x| x + 1), g.any(|x| x > 2), g.all(|x| x >= 0), g.count(|x| x == 0),
+           g.nth(1), g.filter(|x| x != 1), g.fold(|a, x| a * 2 + x, 1), g.to_vec().reverse())) :-
+    V(k, v, _, _), var x = FlatMap(v), var g = x.group_by(k).
+Ranges(k, range_vec(k, 6, if (k % 2 == 0) { 2 } else { -1 })) :- V(k, _, _, _).
+Ranges(k, set_union(s, ["x"].to_set()).to_vec().map(|x| x.len() as bigint)) :- V(k, _, s, _).
+"""
+
+
 def _workload_targeted() -> dict[str, tuple[str, Workload]]:
     nodes = tuple(range(6))
 
@@ -305,6 +335,12 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
                             Record("Rect", (rng.randint(0, 3), rng.randint(0, 3))),
                             Record("Dot", ())])
         return (rng.randint(0, 4), shape, rng.choice((None, "x", "y")))
+
+    def library_row(rng, state):
+        vec = tuple(rng.choice((0, 1, 2, 3)) for _ in range(rng.randint(0, 4)))
+        strings = {rng.choice(("a", "b", "cc", "ddd")) for _ in range(rng.randint(0, 3))}
+        p = rng.choice((None, Record("P", (rng.randint(0, 2), rng.choice(("p", "q"))))))
+        return (rng.randint(0, 8), vec, tuple(sorted(strings)), p)
 
     def point(rng, state):
         return (Record("P", (rng.randint(0, 4), rng.randint(0, 2))),)
@@ -324,6 +360,7 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
         "strings": (STRINGS, Workload(values=ValueGen(strings=("a", "b", "c", "e", "ab", "bc")),
                                       initial_for={"Next": 7, "Word": 4})),
         "structs": (STRUCTS, Workload(rows={"Item": item, "Point": point}, initial=5)),
+        "library": (LIBRARY, Workload(rows={"V": library_row}, initial=5)),
         "statements": (STATEMENTS, Workload(
             values=ValueGen(ints=(0, 1, 2, 3), strings=("a", "b")),
             initial_for={"Edge": 6, "Tagged": 3, "Fig": 3})),

@@ -68,7 +68,8 @@ def test_deep_interpolations_work_or_are_refused():
         for _ in range(n):
             s = '"${' + s + '}"'
         return s
-    fe = load_text(HEAD + f"S(y) :- R(x, s, b), var y = {nest(65)}.len() as bigint.\n")  # was a crash
+    # was a crash
+    fe = load_text(HEAD + f"S(y) :- R(x, s, b), var y = {nest(65)}.len() as bigint.\n")
     assert evaluate(fe.program, {"R": {(123, "a", True)}})["S"] == {(3,)}
     err = error_of(HEAD + f"S(1) :- R(x, s, b), var y = {nest(300)}.\n")
     assert "nested too deeply" in located(err)

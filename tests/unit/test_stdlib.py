@@ -1,0 +1,115 @@
+"""DDlog's standard library over collections (ddlog/builtins/library.py): each function's value
+through the oracle, on each receiver DDlog defines it for, and its type errors. The same
+functions run on Spark in tests/differential (programs/stdlib.dl and the `library` program of
+test_engine_targeted.py)."""
+from __future__ import annotations
+
+import pytest
+
+from ddlog.builtins import FUNCTIONS, GROUP_METHODS, reference
+from ddlog.values import Record
+from tests.unit.test_oracle import fact, run
+from tests.unit.test_typecheck import expr_fails
+
+V = "[3, 1, 2, 1]"
+
+
+@pytest.mark.parametrize("ty,expr,expected", [
+    # closures
+    ("Vec<bigint>", f"{V}.map(|x| x * 10)", (30, 10, 20, 10)),
+    ("Set<bigint>", "[3, 1, 2].to_set().map(|x| x / 2)", (0, 1)),
+    ("Vec<bigint>", f"{V}.filter(|x| x != 1)", (3, 2)),
+    ("Vec<bigint>", f"{V}.retain(|x| x > 1)", (3, 2)),
+    ("Vec<bigint>", f"{V}.flatmap(|x| [x, x])", (3, 3, 1, 1, 2, 2, 1, 1)),
+    ("Vec<bigint>", f"{V}.filter_map(|x| if (x > 1) {{ Some{{x}} }} else {{ None }})", (3, 2)),
+    ("Option<bigint>", f"{V}.find(|x| x < 3)", 1),
+    ("Option<bigint>", f"{V}.find(|x| x > 3)", None),
+    ("bool", f"{V}.any(|x| x == 2)", True),
+    ("bool", f"{V}.all(|x| x > 1)", False),
+    ("usize", f"{V}.count(|x| x == 1)", 2),
+    ("bigint", f"{V}.fold(|a, x| a * 10 + x, 0)", 3121),
+    ("string", '["a", "b"].fold(|acc, s| acc ++ s, ">")', ">ab"),
+    ("Option<bigint>", f"{V}.arg_min(|x| x % 2)", 2),
+    ("Option<bigint>", f"{V}.arg_max(|x| x % 2)", 1),  # a Vec's last among ties (Rust)
+    ("Option<bigint>", "[1].filter(|x| x > 5).arg_max(|x| x)", None),
+    ("Vec<bigint>", f"{V}.sort_by(|x| -x)", (3, 2, 1, 1)),
+    # sizes and elements
+    ("usize", f"{V}.size()", 4),
+    ("bool", '"".is_empty()', True),
+    ("Option<bigint>", f"{V}.nth(1)", 1),
+    ("Option<bigint>", f"{V}.nth(9)", None),
+    ("Option<bigint>", f"{V}.first()", 3),
+    ("Option<bigint>", f"{V}.last()", 1),
+    ("Set<bigint>", f"{V}.to_set()", (1, 2, 3)),
+    ("Vec<bigint>", "Some{4}.to_vec()", (4,)),
+    ("Set<bigint>", "Some{4}.to_set()", (4,)),
+    # Vec
+    ("Vec<bigint>", f"{V}.push_imm(0)", (3, 1, 2, 1, 0)),
+    ("Vec<bigint>", f"{V}.append([7])", (3, 1, 2, 1, 7)),
+    ("Vec<bigint>", f"{V}.sort()", (1, 1, 2, 3)),
+    ("Vec<bigint>", f"{V}.sort_imm().dedup()", (1, 2, 3)),
+    ("Vec<bigint>", f"{V}.reverse()", (1, 2, 1, 3)),
+    ("Vec<bigint>", f"{V}.resize(6, 0)", (3, 1, 2, 1, 0, 0)),
+    ("Vec<bigint>", f"{V}.resize(2, 0)", (3, 1)),
+    ("Vec<bigint>", f"{V}.truncate(1)", (3,)),
+    ("Vec<bigint>", f"{V}.update_nth(1, 9)", (3, 9, 2, 1)),
+    ("Vec<bigint>", f"{V}.update_nth(10, 9)", (3, 1, 2, 1)),
+    ("string", '["a", "b", "c"].join(", ")', "a, b, c"),
+    ("Vec<s64>", "range_vec(10, 15, 2)", (10, 12, 14)),
+    ("Vec<s64>", "range_vec(15, 10, -2)", (15, 13, 11)),
+    ("Vec<s64>", "range_vec(10, 100, 0)", ()),
+    ("Vec<bigint>", "vec_singleton(5)", (5,)),
+    ("Vec<bigint>", "vec_empty()", ()),
+    # Set
+    ("Set<bigint>", "[3, 1].to_set().insert(2)", (1, 2, 3)),
+    ("Set<bigint>", "[3, 1].to_set().remove(3)", (1,)),
+    ("Set<bigint>", "set_union([3, 1].to_set(), [2, 3].to_set())", (1, 2, 3)),
+    ("Set<bigint>", "set_intersection([3, 1].to_set(), [2, 3].to_set())", (3,)),
+    ("Set<bigint>", "set_difference([3, 1].to_set(), [2, 3].to_set())", (1,)),
+    ("Set<bigint>", "set_singleton(4)", (4,)),
+    ("Set<bigint>", "set_empty()", ()),
+    # Option
+    ("bigint", "None.unwrap_or_default()", 0),
+    ("(string, Vec<bigint>, bool)", "None.unwrap_or_default()", ("", (), False)),
+])
+def test_library_functions(ty, expr, expected):
+    assert fact(ty, expr) == expected
+
+
+def test_group_methods_with_closures():
+    out = run("""
+input relation S(k: string, v: bigint)
+output relation G(k: string, m: Vec<bigint>, f: Vec<bigint>, s: bigint, a: bool, n: usize,
+                  mn: bigint, last: bigint, nth: Option<bigint>)
+G(k, g.map(|x| x * 2), g.filter(|x| x > 1), g.fold(|a, x| a + x, 100), g.all(|x| x > 0),
+  g.count(|x| x > 1), g.arg_min(|x| -x), g.last(), g.nth(1)) :-
+    S(k, v), var g = v.group_by(k).
+""", S={("a", 1), ("a", 3), ("b", 2)})
+    assert out["G"] == {("a", (2, 6), (3,), 104, True, 1, 3, 3, 3),
+                        ("b", (4,), (2,), 102, True, 1, 2, 2, None)}
+
+
+def test_default_of_a_struct_is_its_first_constructor():
+    src = "typedef Sh = Circle{r: bigint} | Dot\n"
+    assert fact("Sh", "None.unwrap_or_default()", src) == Record("Circle", (0,))
+
+
+def test_library_type_errors():
+    expr_fails("x.map(|y| y)", "function 'map' expects a Vec, Set or Group as the receiver, "
+               "found bigint", "x.map")
+    expr_fails("v.filter(|y| y + 1)", "expects a closure returning bool, found bigint", "y + 1")
+    expr_fails("v.fold(|a| a, 0)", "expects a closure of 2 parameters", "|a| a")
+    expr_fails("v.fold(|a, y| s, 0)", "expects a closure returning the accumulator's type "
+               "bigint, found string", "s, 0")
+    expr_fails("v.flatmap(|y| y)", "expects a closure returning a Vec, found bigint", "y)")
+    expr_fails("vec_empty()", "function 'vec_empty' needs its type from the context",
+               "vec_empty", result="bigint")
+    expr_fails("v.join(\",\")", "type mismatch: expected Vec<string>, found Vec<bigint>", "v.")
+
+
+def test_each_function_is_defined_once_and_documented():
+    assert not set(FUNCTIONS) & {n for n, g in GROUP_METHODS.items()
+                                 if FUNCTIONS.get(n) and FUNCTIONS[n].arity == g.arity}
+    table = reference()
+    for name in [*FUNCTIONS, *GROUP_METHODS]:
+        assert f"| `{name}` |" in table
