@@ -27,8 +27,11 @@ def lookup(name: str, argc: int) -> Builtin | None:
 
 def reference() -> str:
     """Every built-in as a Markdown table: name, signature, meaning."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")  # a table cell's own bars (closures, alternatives)
+
     rows = ["| name | signature | meaning |", "|---|---|---|"]
     for table in (FUNCTIONS, GROUP_METHODS):
         for b in table.values():
-            rows.append(f"| `{b.name}` | `{b.signature}` | {b.meaning} |")
+            rows.append(f"| `{b.name}` | `{cell(b.signature)}` | {cell(b.meaning)} |")
     return "\n".join(rows) + "\n"

@@ -4,11 +4,14 @@ functions run on Spark in tests/differential (programs/stdlib.dl and the `librar
 test_engine_targeted.py)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ddlog.builtins import FUNCTIONS, GROUP_METHODS, reference
 from ddlog.values import Record
 from tests.unit.test_oracle import fact, run
+from tests.support import ROOT
 from tests.unit.test_typecheck import expr_fails
 
 V = "[3, 1, 2, 1]"
@@ -113,3 +116,9 @@ def test_each_function_is_defined_once_and_documented():
     table = reference()
     for name in [*FUNCTIONS, *GROUP_METHODS]:
         assert f"| `{name}` |" in table
+
+
+def test_readme_lists_every_builtin():
+    # the README's table is reference()'s output: regenerate it when a function changes
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        assert reference() in f.read()
