@@ -134,7 +134,8 @@ def _check_typedefs(prog: ast.Program) -> dict[str, ast.TypeDef]:
     taken = set(defs) | {c.name for d in defs.values() for c in d.ctors or []}
     for r in prog.relations:
         distinct = len({c.name for c in r.columns}) == len(r.columns)  # else reported below
-        if r.name not in taken and distinct:
+        reserved = r.name in GENERICS or r.name in OPTION_CTORS
+        if r.name not in taken and distinct and not reserved:
             defs[r.name] = ast.TypeDef(r.name, None, [ast.Constructor(r.name, r.columns,
                                                                       r.span)], r.span)
             taken.add(r.name)

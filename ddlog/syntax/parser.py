@@ -40,7 +40,7 @@ _READABLE = {"UIDENT": "identifier", "LIDENT": "identifier", "DOT": "'.'", "END_
              "$END": "end of input", "WILDCARD": "'_'"}
 # Binary and postfix operators: listed as one word after an operand, where all of them fit.
 _OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "LE", "GT", "GE", "BAR", "CARET", "AMP", "SHL",
-              "SHR", "PLUS", "MINUS", "CONCAT", "STAR", "SLASH", "PERCENT", "DOT", "AS"}
+              "SHR", "PLUS", "MINUS", "CONCAT", "STAR", "SLASH", "PERCENT", "DOT", "AS", "LSQB"}
 
 
 def _expected(names: set[str], lark: Lark) -> str:
@@ -420,6 +420,16 @@ class Builder(Transformer):
         tok = ch[2]
         name = str(int(tok)) if tok.type == "DEC_INT" else str(tok)
         return ast.FieldAccess(ch[0], name, self.sp(meta))
+
+    def bit_slice(self, meta, ch):
+        """`x[hi:lo]`, bits hi down to lo of an integer: `((x >> lo) & mask) as bit<hi-lo+1>`
+        (the literals take x's type; a mask out of its range says the slice is too wide)."""
+        x, hi, lo, span = ch[0], int(ch[1]), int(ch[2]), self.sp(meta)
+        if hi < lo:
+            raise self.fail(f"a bit slice [{hi}:{lo}] needs its high bit first", span)
+        shifted = ast.BinOp(">>", x, ast.Lit(lo, "int", span), span)
+        mask = ast.BinOp("&", shifted, ast.Lit((1 << (hi - lo + 1)) - 1, "int", span), span)
+        return ast.Cast(mask, ast.BitsType(False, hi - lo + 1, span), span)
 
     def method_call(self, meta, ch):
         call = ast.Call(str(ch[2]), [ch[0], *(ch[3] or [])], self.sp(meta), method=True)

@@ -264,7 +264,8 @@ Signed((x as signed<8>) * 8'sd100) :- N(x, true).
 # DDlog's statement and binding forms, through recursion: a block assigning tuple elements and
 # pushing to a Vec inside a recursive rule, a field assignment on an enum (the field is in every
 # constructor), a generic function, `e in R(..)` records in a group, a binding pattern, a
-# function passed as a closure, and FlatMap literals typed by their use (bit<4> wraps).
+# function passed as a closure, FlatMap literals typed by their use (bit<4> wraps) and a bit
+# slice.
 STATEMENTS = """
 typedef Shape = Circle{x: bigint, r: bigint} | Rect{x: bigint, w: bigint}
 input relation Edge(src: bigint, dst: bigint)
@@ -294,6 +295,7 @@ Tag(n, t, or_else(Some{w}, 0)) :- Tagged(n, o), Some{(var t, var w)} = o.
 Out(x, n, es) :- e in Edge(x, _), var g = e.group_by(x), var n = g.count(), var es = g.to_vec().
 Total(x, t) :- Edge(x, y), var t = y.group_by(x).sum_of(double).
 Small(a, y) :- var x = FlatMap([1, 2, 15]), Edge(a, b), var y = (b as bit<4>) + x.
+Small(a, (b as bit<8>)[3:1] as bit<4>) :- Edge(a, b).
 """
 
 

@@ -309,3 +309,16 @@ def test_values_print_as_ddlog_prints_them():
     assert [format_value(v, DOUBLE) for v in (1.0, 0.5, -0.0, float("nan"), 1e20)] == \
         ["1", "0.5", "-0", "NaN", "100000000000000000000"]
     assert format_value(1.0471975803375244, FLOAT) == "1.0471976"  # shortest for 32 bits
+
+
+def test_bit_slices():
+    out = run("""
+input relation I(x: bit<32>, s: s8)
+output relation O(hi: bit<4>, lo: bit<8>, one: bit<1>, neg: bit<3>)
+O(x[31:28], x[7:0], x[0:0], s[7:5]) :- I(x, s).
+""", I={(0xaabbccdd, -1)})
+    assert out["O"] == {(0xa, 0xdd, 1, 7)}
+    parse_fails("input relation I(x: bit<8>)\noutput relation O(y: bit<8>)\n"
+                "O(x[0:3]) :- I(x).", "needs its high bit first", "x[0:3]")
+    fails("input relation I(x: bit<8>)\noutput relation O(y: bit<9>)\nO(x[8:0]) :- I(x).",
+          "literal 511 out of range for bit<8>", "x[8:0]")
