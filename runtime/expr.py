@@ -25,8 +25,16 @@ Env = dict[str, Column]
 
 def wrap(c: Column, t: Type) -> Column:
     """Reduce an integer column to the range of `t`."""
-    if not isinstance(t, TInt) or t.width is None or t.width >= 64:
+    if not isinstance(t, TInt) or t.width is None:
         return c
+    if t.width >= 64:
+        if t.signed:
+            return c
+        # An unsigned value is stored in a signed Long: below 0 it has wrapped past what the
+        # Long holds (2^64 - 1 would need a 65th bit), an error as bigint overflow is.
+        return F.when(c < 0, F.raise_error(F.lit(
+            f"integer overflow: the result does not fit in {t} as stored (64-bit signed, so 0 "
+            f"to 2^63 - 1)"))).otherwise(c)
     m = 1 << t.width
     if t.signed:
         h = m >> 1
@@ -124,7 +132,8 @@ def shift(op: str, a: Column, n: Column, t: TInt) -> Column:
         if op == ">>":
             sign = shr(a, F.lit(63)) if t.signed else F.lit(0).cast("long")
             return F.when(m >= width, sign).otherwise(shr(a, m))
-        out = F.when(m >= width, F.lit(0).cast("long")).otherwise(wrap(shl(a, m), t))
+        shifted = shl(a, m) if width == 64 else wrap(shl(a, m), t)
+        out = F.when(m >= width, F.lit(0).cast("long")).otherwise(shifted)
         if width == 64 and not t.signed:  # a u64 above 2^63 has no Long to live in
             out = F.when(out < 0, F.raise_error(F.lit(
                 f"integer overflow: a shift left does not fit in {t} (stored in 64 bits)")))\

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from ddlog.builtins.base import Args, Builtin
 from ddlog.builtins.library import LIBRARY
-from ddlog.types import BIGINT, BOOL, STRING, TOption, TSet, TVec, Type, is_numeric, is_scalar
+from ddlog.types import (BOOL, STRING, TInt, TOption, TSet, TVec, Type, is_numeric,
+                         is_scalar)
 from ddlog.values.ops import LOWER, UPPER, compare, fix_number, render
 
 
@@ -66,6 +67,15 @@ def _push_type(a: Args, hint) -> Type:
     return t
 
 
+def _substr_type(a: Args, hint) -> Type:
+    # DDlog's positions are usize; any integer is taken, so `len(s) - 1` (usize) and a bigint
+    # column both work, and a literal stays bigint so a negative one clamps to 0.
+    a.check(0, STRING)
+    for i in (1, 2):
+        a.want(i, isinstance(a.infer(i), TInt), "an integer position")
+    return STRING
+
+
 def _fixed(*types: Type, result: Type):
     def rule(a: Args, hint) -> Type:
         for i, t in enumerate(types):
@@ -79,7 +89,7 @@ def _fixed(*types: Type, result: Type):
 
 def _substr_spark(sx, args, types, ty):
     F = sx.F
-    s, lo, hi = args
+    s, lo, hi = args[0], args[1].cast("long"), args[2].cast("long")
     n = F.length(s).cast("long")
     start = F.least(F.greatest(lo, F.lit(0)), n)
     end = F.least(F.greatest(hi, start), n)
@@ -145,9 +155,9 @@ FUNCTIONS: dict[str, Builtin] = {**LIBRARY, **{b.name: b for b in [
     Builtin("trim", 1, "trim(string) -> string", "without leading and trailing spaces",
             _fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.trim(a[0]),
             lambda a, ts, t: a[0].strip(" ")),
-    Builtin("substr", 3, "substr(string, bigint, bigint) -> string",
+    Builtin("substr", 3, "substr(string, integer, integer) -> string",
             "characters [start, end), 0-based, clamped to the string",
-            _fixed(STRING, BIGINT, BIGINT, result=STRING), _substr_spark, _substr_python),
+            _substr_type, _substr_spark, _substr_python),
     Builtin("push", 2, "push(Vec<T>, T) -> Vec<T>", "the Vec with one element appended",
             _push_type, lambda sx, a, ts, t: sx.F.concat(a[0], sx.F.array(a[1])),
             lambda a, ts, t: a[0] + (a[1],)),

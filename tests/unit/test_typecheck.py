@@ -583,11 +583,12 @@ def test_builtins():
     expr_fails("x.len()", "function 'len' expects a string, Vec, Set or Group as the receiver",
                "x")
     expr_fails("substr(s, 1)", "function 'substr' expects 3 arguments, found 2: "
-               "substr(string, bigint, bigint) -> string", "substr")
+               "substr(string, integer, integer) -> string", "substr")
     expr_fails("s.substr(1)", "method 'substr' expects 2 arguments after the receiver, found 1",
                "s.substr")
-    expr_fails("s.substr(1, \"a\")", "type mismatch: expected bigint, found string (argument 2 "
-               "of 'substr')", '"a"', "string")
+    expr_fails("s.substr(1, \"a\")", "function 'substr' expects an integer position as "
+               "argument 2, found string", '"a"', "string")
+    assert expr_of("s.substr(x, len(s) - 1)", "string").ty == STRING
     expr_fails("v.contains(\"a\")", "type mismatch: expected bigint, found string", '"a"',
                "bool")
     expr_fails("min(x, s)", "type mismatch: expected bigint, found string (arguments of 'min')",
