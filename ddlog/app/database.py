@@ -108,7 +108,7 @@ class Database:
                     raise StateError(f"{state.path} already holds a state (epoch "
                                      f"{manifest.epoch}): change it with `ddlog feed` or "
                                      f"`ddlog refresh`, or remove the directory to start again")
-                state.check_program(manifest, self.text, self.file)
+                state.check_program(manifest, self.text, self.file, self.module_hashes())
                 state.verify(manifest)
         except BaseException:
             state.abandon()
@@ -134,7 +134,9 @@ class Database:
             manifest = state.read_manifest()
             text = state.read_program(manifest)
             state.verify(manifest)
-            return cls(load_text(text, manifest.program_file), state, manifest, options, writer)
+            db = cls(load_text(text, manifest.program_file), state, manifest, options, writer)
+            state.check_modules(manifest, db.module_hashes())
+            return db
         except BaseException:
             state.release()
             raise
@@ -380,10 +382,18 @@ class Database:
             self.state.write_program(self.text)
         manifest = Manifest(program_hash(self.text), self._program_file(), self._engine.epoch,
                             snapshot(self._engine.all_traces()), dict(self.inputs),
-                            dict(self.outputs), stream=dict(self.stream))
+                            dict(self.outputs), stream=dict(self.stream),
+                            modules=self.module_hashes())
         self.state.write_manifest(manifest)
         self.manifest = manifest
         self.state.collect_garbage(manifest)
+
+    def module_hashes(self) -> dict[str, str]:
+        """The user modules the program imports: file, relative to the program's directory
+        -> sha256 of the text it was compiled from."""
+        home = os.path.dirname(os.path.abspath(self.file))
+        return {os.path.relpath(os.path.abspath(f), home): program_hash(text)
+                for f, text in self.program.ast.sources.items()}
 
     def _program_file(self) -> str:
         if self.manifest is not None:

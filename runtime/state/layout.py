@@ -98,13 +98,29 @@ class StateDir:
                              f"the state directory was modified by hand or damaged")
         return data.decode("utf-8")
 
-    def check_program(self, manifest: Manifest, text: str, file: str) -> None:
-        """Refuse to open a state with another program than the one that built it."""
+    def check_program(self, manifest: Manifest, text: str, file: str,
+                      modules: dict[str, str]) -> None:
+        """Refuse to open a state with another program than the one that built it: another
+        text, or another text of a module it imports (`modules`: file -> sha256)."""
         if program_hash(text) != manifest.program_sha256:
             raise StateError(
                 f"state {self.path} belongs to a different program (built from "
                 f"{manifest.program_file}; its text is in {self.file(PROGRAM)}), not {file}: "
                 f"use that program, or a new state directory")
+        self.check_modules(manifest, modules)
+
+    def check_modules(self, manifest: Manifest, modules: dict[str, str]) -> None:
+        """The imported modules are those the state was built with, byte for byte."""
+        if modules == manifest.modules:
+            return
+        changed = sorted(m for m in set(modules) | set(manifest.modules)
+                         if modules.get(m) != manifest.modules.get(m))
+        what = ", ".join(changed)
+        raise StateError(
+            f"state {self.path} was built with other contents of the module"
+            f"{'' if len(changed) == 1 else 's'} {what} (beside "
+            f"{manifest.program_file}): an edited module makes another program; restore "
+            f"the module, or build a new state directory")
 
     def verify(self, manifest: Manifest) -> None:
         """Every batch file the manifest names is there with its recorded size, and no other

@@ -46,6 +46,10 @@ class Manifest:
     # `ddlog stream`: its sources (relation -> FORMAT:DIR) and the last micro-batch committed,
     # written with the epoch so that a replayed batch is recognised (exactly once)
     stream: dict = field(default_factory=dict)
+    # the user modules the program imports: file (relative to the program's directory) ->
+    # sha256 of its text. They are read from beside the program, outside the state, so an
+    # edited module is another program and is refused like an edited program.
+    modules: dict[str, str] = field(default_factory=dict)
 
     def body(self) -> dict:
         return asdict(self)
@@ -95,8 +99,9 @@ class Manifest:
             stream = {"sources": {k: _Reader.check_str(v, f"stream.sources.{k}")
                                   for k, v in st.dict("sources").items()},
                       "batch": st.int("batch")}
+        modules = {k: _Reader.check_str(v, f"modules.{k}") for k, v in m.dict("modules").items()}
         return cls(m.str("program_sha256"), m.str("program_file"), m.int("epoch"), traces,
-                   inputs, outputs, float(committed), FORMAT, stream)
+                   inputs, outputs, float(committed), FORMAT, stream, modules)
 
 
 def _checksum(body: dict) -> str:

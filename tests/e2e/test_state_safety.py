@@ -210,10 +210,13 @@ def test_a_bad_schema_string_is_reported(cli, state):
 
 
 SHIFTS = """input relation R(x: bit<32>, d: bigint)
+input relation L(s: string)
 output relation Shl(x: bigint)
 output relation Div(x: bigint)
+output relation Len(n: usize)
 Shl(13 << x) :- R(x, _).
 Div(10 / d) :- R(_, d).
+Len(s.len() - 1) :- L(s).
 """
 
 
@@ -221,22 +224,66 @@ def test_overflow_and_division_by_zero(cli, tmp_path):
     prog = tmp_path / "shifts.dl"
     prog.write_text(SHIFTS)
     state = tmp_path / "st"
-    r = cli("shell", prog, "--state", state, input="start;\ninsert R(1, 2);\ncommit;\n")
+    r = cli("shell", prog, "--state", state,
+            input="start;\ninsert R(1, 2);\ninsert L(\"a\");\ncommit;\n")
     assert r.code == 0, r
     before = tree_hash(state)
-    for record, why in [("R(64, 1)", "integer overflow"), ("R(2, 0)", "division by zero")]:
+    # usize is stored in a 64-bit signed Long: 0 - 1 cannot be held, and says so
+    for record, why in [("R(64, 1)", "integer overflow"), ("R(2, 0)", "division by zero"),
+                        ('L("")', "does not fit in bit<64>")]:
         r = cli("feed", "--state", state, "--insert", record)
         clean_failure(r)
         assert why in r.err and "rolled back" in r.err, r
         assert tree_hash(state) == before
     r = cli("query", "--state", state, "Shl")
     assert r.code == 0 and r.out == "Shl{.x = 26}\n", r
+    r = cli("query", "--state", state, "Len")
+    assert r.code == 0 and r.out == "Len{.n = 0}\n", r
     r = cli("check", prog)
     assert r.code == 0, r
     prog.write_text(SHIFTS.replace("13 << x", "13 << -1"))
     r = cli("check", prog)
     clean_failure(r)
-    assert "shifts.dl:4:11: error: literal -1 out of range for bit<32>" in r.err, r
+    assert "shifts.dl:6:11: error: literal -1 out of range for bit<32>" in r.err, r
+
+
+MAIN = """import lib::reach as r
+input relation Root(n: bigint)
+output relation Seen(n: bigint)
+Seen(n) :- Root(n).
+Seen(m) :- Seen(n), r::Edge(n, m).
+"""
+MODULE = """input relation E(a: bigint, b: bigint)
+relation Edge(a: bigint, b: bigint)
+Edge(a, b) :- E(a, b).
+"""
+
+
+def test_an_edited_module_is_another_program(cli, tmp_path):
+    """A module is read from beside the program, outside the state: editing it must not
+    go unnoticed by the commands that reopen the state."""
+    (tmp_path / "lib").mkdir()
+    module = tmp_path / "lib" / "reach.dl"
+    module.write_text(MODULE)
+    prog = tmp_path / "main.dl"
+    prog.write_text(MAIN)
+    state = tmp_path / "st"
+    r = cli("shell", prog, "--state", state,
+            input="start;\ninsert Root(1);\ninsert lib::reach::E(1, 2);\ncommit;\n")
+    assert r.code == 0, r
+    m = json.loads((state / "manifest.json").read_text())
+    assert list(m["modules"]) == [os.path.join("lib", "reach.dl")], m
+    module.write_text(MODULE.replace("Edge(a, b) :-", "Edge(b, a) :-"))  # still compiles
+    before = tree_hash(state)
+    for args in [("feed", "--state", state, "--insert", "Root(2)"),
+                 ("shell", prog, "--state", state)]:
+        r = cli(*args, input="dump;\n")
+        clean_failure(r)
+        assert "module" in r.err and "lib/reach.dl" in r.err, r
+        assert tree_hash(state) == before
+    module.write_text(MODULE)
+    r = cli("query", "--state", state, "Seen")
+    assert r.code == 0 and r.out == "Seen{.n = 1}\nSeen{.n = 2}\n", r
 
 
 # ---------------------------------------------------------------------------------------------

@@ -86,10 +86,15 @@ def test_a_malformed_manifest_is_refused(tmp_path, text, why):
 def test_program_check(tmp_path):
     st = StateDir(str(tmp_path))
     st.claim()
-    m = Manifest(program_hash("prog A"), "/p/a.dl", 1)
-    st.check_program(m, "prog A", "a.dl")
+    m = Manifest(program_hash("prog A"), "/p/a.dl", 1, modules={"lib/m.dl": program_hash("m")})
+    st.check_program(m, "prog A", "a.dl", {"lib/m.dl": program_hash("m")})
     with pytest.raises(StateError, match="belongs to a different program"):
-        st.check_program(m, "prog B", "b.dl")
+        st.check_program(m, "prog B", "b.dl", {"lib/m.dl": program_hash("m")})
+    for modules in [{"lib/m.dl": program_hash("m2")}, {}, {"lib/m.dl": program_hash("m"),
+                                                           "lib/n.dl": program_hash("n")}]:
+        with pytest.raises(StateError, match="other contents of the module"):
+            st.check_program(m, "prog A", "a.dl", modules)
+    assert Manifest.from_json(m.to_json()).modules == m.modules
     st.write_program("prog A")
     assert st.read_program(m) == "prog A"
     st.write_program("prog A, edited by hand")
