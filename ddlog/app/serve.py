@@ -137,6 +137,24 @@ class Server:
                 status = 70
         return {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
+    def _edited_modules(self, program: str | None) -> list[str]:
+        """The modules beside the client's program that differ from those the state was
+        built with (the server runs the program it opened, not the client's files)."""
+        from ddlog.errors import DDlogError
+        from ddlog.syntax.source import read_text
+        from runtime.state import program_hash
+
+        home = os.path.dirname(os.path.abspath(program or self.db.file))
+        edited = []
+        for rel, digest in sorted(self.db.manifest.modules.items()):
+            try:
+                same = program_hash(read_text(os.path.join(home, rel))) == digest
+            except (OSError, DDlogError):  # missing, or not UTF-8
+                same = False
+            if not same:
+                edited.append(rel)
+        return edited
+
     def _shell_open(self, request: dict) -> dict:
         from ddlog.app.shell import Shell, SourceWindow
         from ddlog.syntax.commands import StatementSplitter
@@ -148,6 +166,13 @@ class Server:
                     "stderr": f"error: state {self.db.state.path} belongs to a different "
                               f"program (built from {self.db.manifest.program_file}), not "
                               f"{path}\n"}
+        edited = self._edited_modules(request.get("program"))
+        if edited:
+            return {"status": 1, "stdout": "",
+                    "stderr": f"error: state {self.db.state.path} was built with other "
+                              f"contents of {', '.join(edited)} (beside "
+                              f"{request.get('program')}): an edited module makes another "
+                              f"program\n"}
         file = request.get("file") or "<stdin>"
         out, err = io.StringIO(), io.StringIO()
         shell = Shell(self.db, out=out, err=err, interactive=bool(request.get("interactive")))

@@ -14,6 +14,7 @@ import copy
 from typing import Callable
 
 from ddlog.syntax import ast
+from ddlog.syntax.blocks import PendingBlock, assignment_span
 from ddlog.builtins import lookup
 from ddlog.check.calls import type_call
 from ddlog.errors import Span
@@ -278,6 +279,16 @@ class ExprChecker:
         raise error(f"type {t} has no field '{name}'", span)
 
     # -- blocks ---------------------------------------------------------------------------------
+
+    def _PendingBlock(self, e: PendingBlock, sc: Scope, hint):
+        for m in e.assigns:
+            if m not in sc.vars:
+                raise error(f"assignment to unknown variable '{m}' (declare it with "
+                            f"`var {m} = ...`)", assignment_span(e.statements, m))
+        names = ", ".join(f"'{m}'" for m in e.assigns)
+        raise error(f"this block assigns {names}, declared outside it: such a block is a "
+                    f"branch of an `if` statement in the block that declares "
+                    f"{'it' if len(e.assigns) == 1 else 'them'}, and has no value", e.span)
 
     def _Let(self, e: ast.Let, sc: Scope, hint):
         """`var x = v; body`: checked, then `v` is substituted for `x` in `body`. A variable

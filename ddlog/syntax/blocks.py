@@ -9,7 +9,14 @@ rebinds the variable it changes:
 - `p.m(args);` for a mutating method m of DDlog's library (`push`, `retain`, `sort`, ...) is
   `p = p.m(args);`: the dialect defines each of them as a function returning the changed
   collection (ddlog/builtins/).
+- `for (x in v) { body }` is a fold over v whose state is the variables the body changes;
+- `if (c) { ... } [else { ... }]` rebinds the variables either branch changes to an `if`
+  expression over their values after each branch.
 Any other statement would have no effect, and is an error.
+
+A block that assigns a variable declared outside it (`{ n = n + 1 }`) means something only
+where that variable lives, so it stays a `PendingBlock` until the block around it takes it in
+as the branch of an `if` statement; one left anywhere else is refused by the type checker.
 """
 from __future__ import annotations
 
@@ -58,7 +65,50 @@ class ForStmt:
     span: Span
 
 
-Statement = VarStmt | AssignStmt | ExprStmt | ForStmt
+@dataclass
+class IfStmt:
+    """`if (c) { .. } else { .. }` used for its assignments; `other` is None without `else`,
+    an IfStmt for `else if` without a final `else`."""
+
+    cond: ast.Expr
+    then: ast.Expr
+    other: "ast.Expr | IfStmt | None"
+    span: Span
+
+
+Statement = VarStmt | AssignStmt | ExprStmt | ForStmt | IfStmt
+
+
+@dataclass
+class PendingBlock(ast.Node):
+    """A block assigning variables declared outside it (`assigns`); see the module's doc."""
+
+    statements: list[Statement]
+    assigns: list[str]
+    span: Span
+    ty: None = None
+
+
+def parsed_block(statements: list[Statement], span: Span, fail: Fail) -> ast.Expr:
+    """What the parser makes of `{ s1; ...; sn }` (sn without its `;`, or None): the block's
+    expression, or a PendingBlock when it assigns variables declared outside it."""
+    *statements, last = statements
+    result: ast.Expr = ast.TupleLit([], span)
+    if isinstance(last, ExprStmt) and not _is_mutation(last.expr):
+        result = last.expr  # the block's value
+    elif last is not None:
+        statements.append(last)
+    assigns = _free(statements)
+    if assigns:
+        return PendingBlock(statements, assigns, span)
+    return block(statements, result, fail)
+
+
+def statement(e: ast.Expr, span: Span) -> Statement:
+    """An expression used as a statement: an `if` whose branches assign is an if statement."""
+    if isinstance(e, ast.IfExpr) and (_is_pending(e.then) or _is_pending(e.other)):
+        return IfStmt(e.cond, e.then, e.other, span)
+    return ExprStmt(e, span)
 
 
 def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr:
@@ -71,9 +121,11 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
             out = _assign(s.target, s.value, out, s.span, fail)
         elif isinstance(s, ForStmt):
             out = _loop(s, out, fail)
+        elif isinstance(s, IfStmt):
+            out = _if(s, out, fail)
         else:
             e = s.expr
-            if not (isinstance(e, ast.Call) and e.method and e.func in MUTATING):
+            if not _is_mutation(e):
                 raise fail("this statement has no effect: a block's statements are "
                            "`var x = e`, assignments `x = e` / `x.f = e`, and the mutating "
                            "methods (`v.push(x)`, `v.retain(f)`, `v.sort()`, ...)", s.span)
@@ -81,33 +133,79 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
     return out
 
 
+def _is_mutation(e: ast.Expr) -> bool:
+    return isinstance(e, ast.Call) and e.method and e.func in MUTATING
+
+
+def _is_pending(e: ast.Expr | None) -> bool:
+    if isinstance(e, ast.IfExpr):  # `else if`
+        return _is_pending(e.then) or _is_pending(e.other)
+    return isinstance(e, PendingBlock)
+
+
+def _branch(e: "ast.Expr | IfStmt | None") -> list[Statement]:
+    """The statements an `if` statement's branch runs for their effect."""
+    if isinstance(e, PendingBlock):
+        return e.statements
+    if isinstance(e, IfStmt):  # `else if` without a final `else`
+        return [e]
+    if isinstance(e, ast.IfExpr) and _is_pending(e):
+        return [IfStmt(e.cond, e.then, e.other, e.span)]
+    return []  # no assignment: its value is not used
+
+
+def _state(changed: list[str], sp: Span) -> ast.Expr:
+    """The value carrying the changed variables out of a loop's step or an `if`'s branch."""
+    if len(changed) == 1:
+        return ast.Var(changed[0], sp)
+    return ast.TupleLit([ast.Var(m, sp) for m in changed], sp)
+
+
+def _unpack(changed: list[str], value: ast.Expr, rest: ast.Expr, sp: Span,
+            tag: str) -> ast.Expr:
+    """Rebind the changed variables to `value` (their `_state`) for the rest of the block."""
+    if len(changed) == 1:
+        return ast.Let(changed[0], value, rest, sp, rebind=True)
+    out = f"__{tag}{sp.line}_{sp.col}_out"
+    for i, m in reversed(list(enumerate(changed))):
+        rest = ast.Let(m, ast.FieldAccess(ast.Var(out, sp), str(i), sp), rest, sp, rebind=True)
+    return ast.Let(out, value, rest, sp)
+
+
+def _if(s: IfStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
+    """`if (c) { then } else { other }` as statements: `m = if (c) { then; m } else { other;
+    m }` for the variables either branch changes (a tuple of them when several)."""
+    then, other = _branch(s.then), _branch(s.other)
+    changed = _free(then) + [m for m in _free(other) if m not in _free(then)]
+    sp = s.span
+    if not changed:
+        raise fail("this `if` statement has no effect: neither branch changes a variable "
+                   "declared before it", sp)
+    value = ast.IfExpr(s.cond, block(then, _state(changed, sp), fail),
+                       block(other, _state(changed, sp), fail), sp)
+    return _unpack(changed, value, rest, sp, "if")
+
+
 def _loop(s: ForStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
     """`for (x in v) { body }`: a fold over v whose state is the variables the body changes
     (and declared before the loop): `m = v.fold(|m, x| { body; m }, m)`, or with several,
     a tuple of them taken apart after the loop."""
-    changed = [m for m in _assigned(s.body) if m not in _declared(s.body)]
+    changed = _free(s.body)
     if not changed:
         raise fail("this loop has no effect: its body changes no variable declared before it",
                    s.span)
     sp = s.span
     if len(changed) == 1:
-        state, acc = ast.Var(changed[0], sp), changed[0]
+        acc = changed[0]
         body = block(s.body, ast.Var(acc, sp), fail)
     else:
         acc = f"__loop{sp.line}_{sp.col}"
-        state = ast.TupleLit([ast.Var(m, sp) for m in changed], sp)
         unpack = [VarStmt(m, None, ast.FieldAccess(ast.Var(acc, sp), str(i), sp), sp)
                   for i, m in enumerate(changed)]
-        body = block(unpack + s.body, copy.deepcopy(state), fail)
+        body = block(unpack + s.body, _state(changed, sp), fail)
     step = ast.Lambda([acc, s.var], body, sp, annotations=[None, None])
-    folded = ast.Call("fold", [s.iterable, step, copy.deepcopy(state)], sp, method=True)
-    if len(changed) == 1:
-        return ast.Let(changed[0], folded, rest, sp, rebind=True)
-    result = f"__loop{sp.line}_{sp.col}_out"
-    for i, m in reversed(list(enumerate(changed))):
-        rest = ast.Let(m, ast.FieldAccess(ast.Var(result, sp), str(i), sp), rest, sp,
-                       rebind=True)
-    return ast.Let(result, folded, rest, sp)
+    folded = ast.Call("fold", [s.iterable, step, _state(changed, sp)], sp, method=True)
+    return _unpack(changed, folded, rest, sp, "loop")
 
 
 def _root(e: ast.Expr) -> str | None:
@@ -125,11 +223,30 @@ def _assigned(body: list[Statement]) -> list[str]:
         elif isinstance(s, ExprStmt) and isinstance(s.expr, ast.Call) and s.expr.args:
             names = [_root(s.expr.args[0])]
         elif isinstance(s, ForStmt):
-            names = [m for m in _assigned(s.body) if m not in _declared(s.body)]
+            names = _free(s.body)
+        elif isinstance(s, IfStmt):
+            names = _free(_branch(s.then)) + _free(_branch(s.other))
         else:
             names = []
         out.extend(n for n in names if n is not None and n not in out)
     return out
+
+
+def assignment_span(body: list[Statement], name: str) -> Span:
+    """Where `body` first changes the variable `name` (one of `_free(body)`), inside the
+    loop or `if` that does."""
+    s = next(s for s in body if name in _assigned([s]))
+    if isinstance(s, ForStmt):
+        return assignment_span(s.body, name)
+    if isinstance(s, IfStmt):
+        then = _branch(s.then)
+        return assignment_span(then if name in _free(then) else _branch(s.other), name)
+    return s.span
+
+
+def _free(body: list[Statement]) -> list[str]:
+    """The variables `body` changes that it does not declare."""
+    return [m for m in _assigned(body) if m not in _declared(body)]
 
 
 def _declared(body: list[Statement]) -> set[str]:

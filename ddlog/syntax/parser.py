@@ -373,7 +373,7 @@ class Builder(Transformer):
         return ast.IfExpr(ch[0], ch[1], ch[2], self.sp(meta))
 
     def block(self, meta, ch):
-        return blocks.block(ch[:-1], ch[-1], self.fail)
+        return blocks.parsed_block(ch, self.sp(meta), self.fail)
 
     def stmt_var(self, meta, ch):
         return blocks.VarStmt(str(ch[0]), ch[1], ch[2], self.sp(meta))
@@ -382,7 +382,15 @@ class Builder(Transformer):
         return blocks.AssignStmt(ch[0], ch[1], self.sp(meta))
 
     def stmt_expr(self, meta, ch):
-        return blocks.ExprStmt(ch[0], self.sp(meta))
+        return blocks.statement(ch[0], self.sp(meta))
+
+    def statement(self, meta, ch):
+        return ch[0]  # an `if` statement without a final `else` (made by stmt_if)
+
+    def stmt_if(self, meta, ch):
+        # `if (c) { .. }`, or `if (c) e else <an if statement without a final else>`
+        other = ch[2] if len(ch) > 2 else None
+        return blocks.IfStmt(ch[0], ch[1], other, self.sp(meta))
 
     def stmt_for(self, meta, ch):
         return blocks.ForStmt(str(ch[0]), ch[1], ch[2], self.sp(meta))

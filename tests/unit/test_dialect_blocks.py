@@ -296,6 +296,54 @@ O(vsep(["a", "b"]), stats([1, 2, 3])).
                 "this loop has no effect", "for (x")
 
 
+def test_if_statements_rebind_what_their_branches_change():
+    src = """
+function sgn(x: bigint): bigint {
+    var r = 0;
+    if (x > 0) { r = 1 } else if (x < 0) { r = -1 };
+    r
+}
+function clamp(x: bigint): bigint {
+    var y = x;
+    if (y > 10) { y = 10 };
+    if y < 0 { y = 0; }
+    else if y == 3 { y = 33 }
+    else if y == 4 { y = 44 };
+    y
+}
+function split(v: Vec<bigint>): (bigint, bigint, Vec<bigint>) {
+    var pos = 0;
+    var neg = 0;
+    var zeros: Vec<bigint> = [];
+    for (x in v) {
+        if (x > 0) { pos = pos + x } else if (x < 0) { neg = neg - x } else { zeros.push(x) }
+    };
+    (pos, neg, zeros)
+}
+function unit(x: bigint): () { }
+input relation I(x: bigint)
+output relation O(x: bigint, s: bigint, c: bigint, t: (bigint, bigint, Vec<bigint>))
+output relation U(u: ())
+O(x, sgn(x), clamp(x), split([x, -2, 0, 5])) :- I(x).
+U(unit(1)).
+"""
+    out = run(src, I={(-5,), (0,), (3,), (4,), (12,)})
+    assert out["O"] == {(-5, -1, 0, (5, 7, (0,))), (0, 0, 0, (5, 2, (0, 0))),
+                        (3, 1, 33, (8, 2, (0,))), (4, 1, 44, (9, 2, (0,))),
+                        (12, 1, 10, (17, 2, (0,)))}
+    assert out["U"] == {((),)}
+    # a block ending with a statement has the value ()
+    fails("function f(x: bigint): bigint { var y = x; if (x == 1) { y = 10 } else "
+          "{ var z = x * 3; y = z } }", "expected bigint, found () (result of function 'f')",
+          "var y")
+    parse_fails("function f(x: bigint): bigint { var y = x; if (x > 1) { var z = 2 }; y }",
+                "this `if` statement has no effect", "if (x > 1)")
+    fails("function f(x: bigint): bigint { if (x > 1) { y = 2 }; x }",
+          "assignment to unknown variable 'y'", "y = 2")
+    fails("function f(x: bigint): bigint { var y = if (x > 1) { x = 2 } else { x = 3 }; y }",
+          "this block assigns 'x', declared outside it", "{ x = 2 }")
+
+
 # ---------------------------------------------------------------------------------------------
 # Output format
 

@@ -73,3 +73,23 @@ def test_client_falls_back_without_a_server(tmp_path):
     found = find_server(str(tmp_path))
     assert found == Client(1, "t")
     assert found.call({"op": "hello"}, timeout=5) is None  # nobody listens on port 1
+
+
+def test_serve_refuses_a_shell_whose_modules_were_edited(tmp_path):
+    """The server runs the program it opened: a client whose modules beside its program
+    differ from those the state was built with is refused."""
+    from types import SimpleNamespace
+
+    from runtime.state import program_hash
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "m.dl").write_text("input relation E(x: bigint)\n")
+    manifest = Manifest("0" * 64, str(tmp_path / "p.dl"), 1,
+                        modules={"lib/m.dl": program_hash("input relation E(x: bigint)\n")})
+    server = Server.__new__(Server)
+    server.db = SimpleNamespace(manifest=manifest, file=str(tmp_path / "p.dl"))
+    assert server._edited_modules(str(tmp_path / "p.dl")) == []
+    (tmp_path / "lib" / "m.dl").write_text("input relation E(x: bigint, y: bigint)\n")
+    assert server._edited_modules(str(tmp_path / "p.dl")) == ["lib/m.dl"]
+    (tmp_path / "lib" / "m.dl").unlink()
+    assert server._edited_modules(str(tmp_path / "p.dl")) == ["lib/m.dl"]
