@@ -281,6 +281,9 @@ class ExprChecker:
     # -- blocks ---------------------------------------------------------------------------------
 
     def _PendingBlock(self, e: PendingBlock, sc: Scope, hint):
+        if e.returns and not e.assigns:
+            raise error("`return` is allowed in a function's or closure's body and the `if` "
+                        "statements in it, not in a block used as a value", e.span)
         for m in e.assigns:
             if m not in sc.vars:
                 raise error(f"assignment to unknown variable '{m}' (declare it with "

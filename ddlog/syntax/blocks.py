@@ -11,12 +11,16 @@ rebinds the variable it changes:
   collection (ddlog/builtins/).
 - `for (x in v) { body }` is a fold over v whose state is the variables the body changes;
 - `if (c) { ... } [else { ... }]` rebinds the variables either branch changes to an `if`
-  expression over their values after each branch.
+  expression over their values after each branch;
+- `return e;` makes `e` the function's value: the statements after it are dropped, and an
+  `if` statement with a branch that returns becomes an `if` expression whose other branch
+  goes on with the rest of the block.
 Any other statement would have no effect, and is an error.
 
 A block that assigns a variable declared outside it (`{ n = n + 1 }`) means something only
-where that variable lives, so it stays a `PendingBlock` until the block around it takes it in
-as the branch of an `if` statement; one left anywhere else is refused by the type checker.
+where that variable lives, and one that returns only as a function's body, so either stays a
+`PendingBlock` until the block around it takes it in as the branch of an `if` statement, or
+the function takes it as its body; one left anywhere else is refused by the type checker.
 """
 from __future__ import annotations
 
@@ -76,17 +80,29 @@ class IfStmt:
     span: Span
 
 
-Statement = VarStmt | AssignStmt | ExprStmt | ForStmt | IfStmt
+@dataclass
+class ReturnStmt:
+    value: ast.Expr | None  # None: `return;`, the value ()
+    span: Span
+
+
+Statement = VarStmt | AssignStmt | ExprStmt | ForStmt | IfStmt | ReturnStmt
 
 
 @dataclass
 class PendingBlock(ast.Node):
-    """A block assigning variables declared outside it (`assigns`); see the module's doc."""
+    """A block assigning variables declared outside it (`assigns`), or returning from the
+    function; see the module's doc. `value` is its value when it ends without a statement."""
 
     statements: list[Statement]
     assigns: list[str]
+    value: ast.Expr
     span: Span
     ty: None = None
+
+    @property
+    def returns(self) -> bool:
+        return _returns(self.statements)
 
 
 def parsed_block(statements: list[Statement], span: Span, fail: Fail) -> ast.Expr:
@@ -99,9 +115,16 @@ def parsed_block(statements: list[Statement], span: Span, fail: Fail) -> ast.Exp
     elif last is not None:
         statements.append(last)
     assigns = _free(statements)
-    if assigns:
-        return PendingBlock(statements, assigns, span)
+    if assigns or _returns(statements):
+        return PendingBlock(statements, assigns, result, span)
     return block(statements, result, fail)
+
+
+def function_body(body: ast.Expr, fail: Fail) -> ast.Expr:
+    """A function's (or closure's) body: a block that returns is complete here."""
+    if isinstance(body, PendingBlock) and not body.assigns:
+        return block(body.statements, body.value, fail)
+    return body
 
 
 def statement(e: ast.Expr, span: Span) -> Statement:
@@ -123,6 +146,8 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
             out = _loop(s, out, fail)
         elif isinstance(s, IfStmt):
             out = _if(s, out, fail)
+        elif isinstance(s, ReturnStmt):
+            out = s.value if s.value is not None else ast.TupleLit([], s.span)  # drops the rest
         else:
             e = s.expr
             if not _is_mutation(e):
@@ -176,8 +201,12 @@ def _if(s: IfStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
     """`if (c) { then } else { other }` as statements: `m = if (c) { then; m } else { other;
     m }` for the variables either branch changes (a tuple of them when several)."""
     then, other = _branch(s.then), _branch(s.other)
-    changed = _free(then) + [m for m in _free(other) if m not in _free(then)]
     sp = s.span
+    if _returns(then) or _returns(other):
+        # each branch goes on with the rest of the block, unless it returns first
+        return ast.IfExpr(s.cond, block(then, copy.deepcopy(rest), fail),
+                          block(other, copy.deepcopy(rest), fail), sp)
+    changed = _free(then) + [m for m in _free(other) if m not in _free(then)]
     if not changed:
         raise fail("this `if` statement has no effect: neither branch changes a variable "
                    "declared before it", sp)
@@ -190,6 +219,9 @@ def _loop(s: ForStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
     """`for (x in v) { body }`: a fold over v whose state is the variables the body changes
     (and declared before the loop): `m = v.fold(|m, x| { body; m }, m)`, or with several,
     a tuple of them taken apart after the loop."""
+    if _returns(s.body):
+        raise fail("`return` inside a `for` loop is not supported (the loop is a fold over "
+                   "the collection); compute the result in a variable instead", s.span)
     changed = _free(s.body)
     if not changed:
         raise fail("this loop has no effect: its body changes no variable declared before it",
@@ -242,6 +274,18 @@ def assignment_span(body: list[Statement], name: str) -> Span:
         then = _branch(s.then)
         return assignment_span(then if name in _free(then) else _branch(s.other), name)
     return s.span
+
+
+def _returns(body: list[Statement]) -> bool:
+    """Whether `body` returns from the function (directly, or in an `if` or loop in it)."""
+    for s in body:
+        if isinstance(s, ReturnStmt):
+            return True
+        if isinstance(s, IfStmt) and (_returns(_branch(s.then)) or _returns(_branch(s.other))):
+            return True
+        if isinstance(s, ForStmt) and _returns(s.body):
+            return True
+    return False
 
 
 def _free(body: list[Statement]) -> list[str]:

@@ -247,7 +247,8 @@ class Builder(Transformer):
 
     def function_decl(self, meta, ch):
         params = [c for c in ch[1:-2] if isinstance(c, ast.Field)]
-        return ast.FunctionDecl(str(ch[0]), params, ch[-2], ch[-1], self.sp(meta))
+        body = blocks.function_body(ch[-1], self.fail)
+        return ast.FunctionDecl(str(ch[0]), params, ch[-2], body, self.sp(meta))
 
     # -- rules --
 
@@ -387,6 +388,9 @@ class Builder(Transformer):
     def statement(self, meta, ch):
         return ch[0]  # an `if` statement without a final `else` (made by stmt_if)
 
+    def stmt_return(self, meta, ch):
+        return blocks.ReturnStmt(ch[0], self.sp(meta))
+
     def stmt_if(self, meta, ch):
         # `if (c) { .. }`, or `if (c) e else <an if statement without a final else>`
         other = ch[2] if len(ch) > 2 else None
@@ -407,7 +411,8 @@ class Builder(Transformer):
     def lambda_expr(self, meta, ch):
         # `|p, ..| [: R] e` (BAR tokens around the parameters) or `function(p, ..) [: R] {..}`
         params = [c for c in ch[:-2] if isinstance(c, tuple)]
-        return ast.Lambda([n for n, _ in params], ch[-1], self.sp(meta),
+        return ast.Lambda([n for n, _ in params], blocks.function_body(ch[-1], self.fail),
+                          self.sp(meta),
                           annotations=[t for _, t in params], result=ch[-2])
 
     def binop(self, meta, ch):

@@ -286,7 +286,12 @@ function step(p: (Vec<bigint>, bigint), n: bigint): (Vec<bigint>, bigint) {
     if (n % 2 == 0) { q.1 = q.1 + 1 } else if (n > 5) { q.1 = q.1 + 2 } else { q.1 = q.1 + 1 };
     q
 }
-function moved(s: Shape): Shape { var t = s; if (t.x > 3) { t.x = t.x + 10 }; t }
+function moved(s: Shape): Shape {
+    if (s.x > 100) { return s };
+    var t = s;
+    if (t.x > 3) { t.x = t.x + 10 };
+    t
+}
 
 Walk(x, y, ([x, y], 1)) :- Edge(x, y).
 Walk(x, z, step(p, z)) :- Walk(x, y, p), Edge(y, z), p.1 < 3.

@@ -344,6 +344,42 @@ U(unit(1)).
           "this block assigns 'x', declared outside it", "{ x = 2 }")
 
 
+def test_return_ends_the_function():
+    src = """
+function sgn(x: bigint): bigint {
+    if (x > 0) { return 1 } else if (x < 0) { return -1 };
+    return 0;
+    99
+}
+function first_big(v: Vec<bigint>): Option<bigint> {
+    var big = v.filter(|y| y > 10);
+    if (big.is_empty()) { return None };
+    big.nth(0)
+}
+function acc(x: bigint): bigint {
+    var r = x;
+    if (x > 5) { r = r * 2; return r } else { r = r + 1 };
+    r * 100
+}
+function both(x: bigint): string { if (x == 1) { return "one" } else { return "other" } }
+function unit(x: bigint): () { return; }
+input relation I(x: bigint)
+output relation O(x: bigint, s: bigint, f: Option<bigint>, a: bigint, b: string, u: ())
+output relation C(x: bigint)
+O(x, sgn(x), first_big([x, x * 3]), acc(x), both(x), unit(x)) :- I(x).
+C(y) :- I(x), var y = [x].map(function(z: bigint): bigint { if (z < 0) { return 0 }; z })
+                         .nth(0).unwrap_or(7).
+"""
+    out = run(src, I={(-5,), (0,), (1,), (6,)})
+    assert out["O"] == {(-5, -1, None, -400, "other", ()), (0, 0, None, 100, "other", ()),
+                        (1, 1, None, 200, "one", ()), (6, 1, 18, 12, "other", ())}
+    assert out["C"] == {(0,), (1,), (6,)}
+    parse_fails("function f(v: Vec<bigint>): bigint { var n = 0; for (x in v) { n = x; "
+                "return n }; n }", "`return` inside a `for` loop is not supported", "for (x")
+    fails("function f(x: bigint): bigint { var y = { return 1 }; y }",
+          "`return` is allowed in a function's or closure's body", "{ return 1 }")
+
+
 # ---------------------------------------------------------------------------------------------
 # Output format
 
