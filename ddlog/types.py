@@ -77,6 +77,24 @@ class TSet(Type):
 
 
 @dataclass(frozen=True)
+class TMap(Type):
+    """`Map<K, V>`, DDlog's ordered map. A value is its entries `(k, v)`, sorted by key, one per
+    key: on Spark an array of (key, value) structs, since Spark cannot compare, group or
+    deduplicate its MapType columns, and equal maps must be equal values in a relation."""
+
+    key: Type
+    value: Type
+
+    @property
+    def elem(self) -> TTuple:
+        """The type of an entry."""
+        return TTuple((self.key, self.value))
+
+    def __str__(self) -> str:
+        return f"Map<{self.key}, {self.value}>"
+
+
+@dataclass(frozen=True)
 class TOption(Type):
     """`Option<T>`: constructors `Some{x: T}` and `None`. Values are `None` or the inner value."""
 
@@ -168,6 +186,8 @@ def substitute(t: Type, bound: dict[str, Type]) -> Type:
         return type(t)(substitute(t.elem, bound))
     if isinstance(t, TGroup):
         return TGroup(substitute(t.key, bound), substitute(t.elem, bound))
+    if isinstance(t, TMap):
+        return TMap(substitute(t.key, bound), substitute(t.value, bound))
     if isinstance(t, TTuple):
         return TTuple(tuple(substitute(x, bound) for x in t.items))
     return t
@@ -182,6 +202,8 @@ def _parts(t: Type) -> tuple[Type, ...]:
         return (t.elem,)
     if isinstance(t, TGroup):
         return (t.key, t.elem)
+    if isinstance(t, TMap):
+        return (t.key, t.value)
     if isinstance(t, TTuple):
         return t.items
     return ()
@@ -247,7 +269,7 @@ class TypeMapping:
 
 KIND_METHODS: dict[type, str] = {
     TBool: "on_bool", TString: "on_string", TInt: "on_int", TFloat: "on_float",
-    TTuple: "on_tuple", TVec: "on_vec", TSet: "on_set", TOption: "on_option",
+    TTuple: "on_tuple", TVec: "on_vec", TSet: "on_set", TMap: "on_map", TOption: "on_option",
     TStruct: "on_struct", TGroup: "on_group", TFunc: "on_func",
 }
 

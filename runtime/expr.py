@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from ddlog.builtins import FUNCTIONS, GROUP_METHODS
 from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
-from ddlog.types import (TBool, TFloat, TInt, TOption, TSet, TString, TStruct, TTuple, TVec,
+from ddlog.types import (TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, TVec,
                          Type)
 from runtime.schema import spark_type
 
@@ -54,6 +54,15 @@ def canonical_set(arr: Column) -> Column:
     return F.sort_array(F.array_distinct(arr))
 
 
+def canonical_map(arr: Column) -> Column:
+    """A Map from its entries (structs _0 key, _1 value) in order: an entry is kept unless a
+    later one has its key (the last insert wins), then sorted by key."""
+    def later_same_key(e: Column, i: Column) -> Column:
+        same = F.transform(arr, lambda f, j: (j > i) & f["_0"].eqNullSafe(e["_0"]))
+        return F.exists(same, lambda b: b)
+    return F.sort_array(F.filter(arr, lambda e, i: ~later_same_key(e, i)))
+
+
 def compare(a: Column, b: Column, op: str, t: Type | None) -> Column:
     """Ordering comparison; for Options, None sorts before every Some."""
     plain = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
@@ -83,7 +92,7 @@ def value(v: Any, t: Type) -> Column:
     if isinstance(t, TTuple):
         return F.struct(*[value(x, it).alias(f"_{k}") for k, (x, it) in enumerate(zip(v,
                                                                                        t.items))])
-    if isinstance(t, (TVec, TSet)):
+    if isinstance(t, (TVec, TSet, TMap)):  # a Map as its entries (in canonical order already)
         if not v:
             return F.array().cast(spark_type(t))
         return F.array(*[value(x, t.elem) for x in v])
@@ -113,6 +122,7 @@ class SparkLowering:
     compare = staticmethod(compare)
     to_string = staticmethod(to_string)
     canonical_set = staticmethod(canonical_set)
+    canonical_map = staticmethod(canonical_map)
 
 
 LOWERING = SparkLowering()
@@ -251,6 +261,8 @@ class _Compiler:
         if not e.items:
             return F.array().cast(spark_type(e.ty))
         arr = F.array(*[self.expr(x) for x in e.items])
+        if isinstance(e.ty, TMap):
+            return canonical_map(arr)
         return canonical_set(arr) if isinstance(e.ty, TSet) else arr
 
     def e_Some(self, e: ir.Some) -> Column:

@@ -17,7 +17,7 @@ from typing import Any
 from pyspark.sql import types as T
 
 from ddlog.types import TInt, TOption, TypeMapping, TStruct, Type
-from ddlog.values import Group, Record, canonical_set
+from ddlog.values import Group, Record, canonical_map, canonical_set
 
 WEIGHT = "_w"
 ITER = "_i"
@@ -51,7 +51,7 @@ class SparkTypes(TypeMapping):
     def on_vec(self, t):
         return T.ArrayType(self(t.elem), True)
 
-    on_set = on_vec
+    on_set = on_map = on_vec  # a Map: its entries, structs (_0 key, _1 value), sorted by key
 
     def on_option(self, t):
         return self(t.elem)
@@ -110,6 +110,9 @@ class ToSpark(TypeMapping):
     def on_set(self, t, v):
         return [self(t.elem, x) for x in canonical_set(v)]
 
+    def on_map(self, t, v):
+        return [self(t.elem, x) for x in canonical_map(v)]
+
     def on_option(self, t, v):
         return self(t.elem, v)
 
@@ -152,6 +155,9 @@ class FromSpark(TypeMapping):
 
     def on_set(self, t, v):
         return canonical_set(self(t.elem, x) for x in v)
+
+    def on_map(self, t, v):
+        return canonical_map(self(t.elem, x) for x in v)
 
     def on_option(self, t, v):
         return self(t.elem, v)
@@ -241,6 +247,13 @@ class InvalidValue(TypeMapping):
 
     on_set = on_vec
 
+    def on_map(self, t, x, nullable):
+        from pyspark.sql import functions as F
+
+        keys = F.transform(x, lambda e: e["_0"])
+        twice = x.isNotNull() & (F.size(F.array_distinct(keys)) != F.size(x))  # a key twice
+        return self.any_of([self.on_vec(t, x, nullable), twice])
+
     def on_struct(self, t: TStruct, x, nullable):
         if t.is_enum:
             return self._whole(x, nullable, [])
@@ -257,7 +270,7 @@ class _MayBeInvalid(TypeMapping):
     def on_bool(self, t):
         return True  # a null
 
-    on_string = on_float = on_int = on_tuple = on_vec = on_set = on_struct = on_bool
+    on_string = on_float = on_int = on_tuple = on_vec = on_set = on_map = on_struct = on_bool
 
     def on_option(self, t):
         return self(t.elem)

@@ -23,12 +23,14 @@ class Args(Protocol):
     """A call being typed, as a type rule sees it (argument 0 is the receiver of a method)."""
 
     def count(self) -> int: ...
+    def arity(self, n: int | tuple[int, ...]) -> None: ...  # require that many arguments
     def infer(self, i: int, hint: "Type | None" = None) -> "Type": ...
     def check(self, i: int, t: "Type") -> "Type": ...
     def want(self, i: int, ok: bool, desc: str) -> None: ...
     def flexible(self, i: int) -> bool: ...
     def same(self, hint: "Type | None", ok: Callable[["Type"], bool], desc: str) -> "Type": ...
     def lambda_body(self, i: int, *params: "Type", hint: "Type | None" = None) -> "Type": ...
+    def lambda_arity(self, i: int) -> int | None: ...  # a closure's parameters, if written
     def fail(self, message: str, i: int | None = None) -> NoReturn: ...
 
 
@@ -44,6 +46,7 @@ class Lowering(Protocol):
     def compare(self, a: Any, b: Any, op: str, t: "Type") -> Any: ...
     def to_string(self, c: Any, t: "Type") -> Any: ...
     def canonical_set(self, arr: Any) -> Any: ...
+    def canonical_map(self, arr: Any) -> Any: ...  # entries in order -> a Map (last wins)
 
 
 TypeRule = Callable[[Args, "Type | None"], "Type"]
@@ -56,10 +59,14 @@ class Builtin:
     """One built-in function (`f(x, y)` or `x.f(y)`) or group method (`g.f(...)`)."""
 
     name: str
-    arity: int  # arguments, the receiver included
+    arity: int | tuple[int, ...]  # arguments, the receiver included (or each count allowed)
     signature: str  # shown in messages
     meaning: str  # one line, for the documentation
     type_rule: TypeRule
     spark: SparkFn
     python: PythonFn
     group: bool = False  # a method of Group<K, V> (bound by group_by)
+
+    @property
+    def arities(self) -> tuple[int, ...]:
+        return self.arity if isinstance(self.arity, tuple) else (self.arity,)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ddlog.builtins.base import Args, Builtin
 from ddlog.builtins.library import LIBRARY
+from ddlog.builtins.maps import MAP_ONLY, ON_MAPS, overload
 from ddlog.types import (BOOL, STRING, TInt, TOption, TSet, TVec, Type, is_numeric,
                          is_scalar)
 from ddlog.values.ops import LOWER, UPPER, compare, fix_number, render
@@ -109,7 +110,7 @@ def _contains_spark(sx, args, types, ty):
     return sx.F.array_contains(args[0], args[1])
 
 
-FUNCTIONS: dict[str, Builtin] = {**LIBRARY, **{b.name: b for b in [
+_FUNCTIONS: dict[str, Builtin] = {**LIBRARY, **{b.name: b for b in [
     Builtin("contains", 2, "contains(string, string) -> bool, contains(Vec<T> | Set<T>, T) -> bool",
             "substring test on strings, membership on Vec and Set",
             _contains_type, _contains_spark, lambda a, ts, t: a[1] in a[0]),
@@ -162,3 +163,7 @@ FUNCTIONS: dict[str, Builtin] = {**LIBRARY, **{b.name: b for b in [
             _push_type, lambda sx, a, ts, t: sx.F.concat(a[0], sx.F.array(a[1])),
             lambda a, ts, t: a[0] + (a[1],)),
 ]}}
+
+# the Map functions, and a Map's version of the other collections' functions of one name
+FUNCTIONS: dict[str, Builtin] = {**{name: overload(b, ON_MAPS[name]) if name in ON_MAPS else b
+                                    for name, b in _FUNCTIONS.items()}, **MAP_ONLY}

@@ -30,17 +30,21 @@ class CallArgs:
             return "the receiver" if i == 0 else f"argument {i}"
         return f"argument {i + 1}"
 
-    def arity(self, n: int) -> None:
-        """Require `n` arguments (receiver included)."""
+    def arity(self, n: int | tuple[int, ...]) -> None:
+        """Require `n` arguments (receiver included), or one of the counts `n`."""
+        ns = n if isinstance(n, tuple) else (n,)
         found = len(self.call.args)
-        if found == n:
+        if found in ns:
             return
         f = self.call.func
         if self.call.method:
-            msg = (f"method '{f}' expects {n - 1} argument{'' if n == 2 else 's'} after the "
-                   f"receiver, found {found - 1}")
+            counts = " or ".join(str(k - 1) for k in ns)
+            msg = (f"method '{f}' expects {counts} argument{'' if ns == (2,) else 's'} after "
+                   f"the receiver, found {found - 1}")
         else:
-            msg = f"function '{f}' expects {n} argument{'' if n == 1 else 's'}, found {found}"
+            counts = " or ".join(str(k) for k in ns)
+            msg = (f"function '{f}' expects {counts} argument{'' if ns == (1,) else 's'}, "
+                   f"found {found}")
         raise error(f"{msg}: {self.sig}", self.call.span)
 
     def infer(self, i: int, hint: Type | None = None) -> Type:
@@ -101,6 +105,10 @@ class CallArgs:
             lam.body = self.ck.infer(lam.body, sc, hint)
         lam.ty = TFunc(tuple(params), lam.body.ty)
         return lam.body.ty
+
+    def lambda_arity(self, i: int) -> int | None:
+        lam = self.call.args[i]
+        return len(lam.params) if isinstance(lam, ast.Lambda) else None
 
     def fail(self, message: str, i: int | None = None) -> NoReturn:
         span = self.call.span

@@ -24,7 +24,7 @@ from ddlog.check.patterns import (check_exhaustive, check_pattern, lookup_ctor, 
 from ddlog.check.resolve import Decls
 from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Retype, Scope,
                                can_take, error, flexible, mismatch, type_literal)
-from ddlog.types import (BOOL, STRING, TFunc, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVec,
+from ddlog.types import (BOOL, STRING, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct, TTuple, TVec,
                          Type, has_vars, is_numeric, is_scalar, substitute, unify)
 
 Validate = Callable[[Type, Span], None]
@@ -82,7 +82,7 @@ class ExprChecker:
         if f is not None:
             return len(f.params) == argc
         b = lookup(name, argc)
-        return b is not None and b.arity == argc
+        return b is not None and argc in b.arities
 
     # -- leaves ---------------------------------------------------------------------------------
 
@@ -177,9 +177,29 @@ class ExprChecker:
             def validate(t: Type, span: Span) -> None:
                 _want(op, "strings or Vecs", t == STRING or isinstance(t, TVec), t, span)
             h = hint
+            if not flexible(e.left, sc.flex):
+                return self._concat(e, sc, hint, validate, what)
         else:
             raise error(f"unknown operator '{op}'", e.span)
         e.left, e.right = self.infer_same([(e.left, sc), (e.right, sc)], h, validate, what)
+        e.ty = e.left.ty
+        return e
+
+    def _concat(self, e: ast.BinOp, sc: Scope, hint, validate, what: str) -> ast.Expr:
+        """`a ++ b` with `a` typed first: strings (a bool, number or string after a string is
+        converted, as DDlog does: `s ++ n` is `"${s}${n}"`) or Vecs of one type."""
+        lspan = e.left.span
+        e.left = self.infer(e.left, sc, hint)
+        validate(e.left.ty, lspan)
+        if e.left.ty == STRING:
+            rspan = e.right.span
+            e.right = self.infer(e.right, sc)
+            if e.right.ty != STRING:
+                if not is_scalar(e.right.ty):
+                    raise mismatch(STRING, e.right.ty, rspan, what)
+                return ast.Interp([e.left, e.right], e.span, ty=STRING)
+        else:
+            e.right = self.check(e.right, sc, e.left.ty, what)
         e.ty = e.left.ty
         return e
 
@@ -340,14 +360,20 @@ class ExprChecker:
         return e
 
     def _VecLit(self, e: ast.VecLit, sc: Scope, hint):
-        elem = hint.elem if isinstance(hint, (TVec, TSet)) else None
+        elem = hint.elem if isinstance(hint, (TVec, TSet, TMap)) else None
         if not e.items:
             if elem is None:
                 raise error("cannot infer the type of an empty vector `[]`", e.span)
         else:
-            e.items = self.infer_same([(i, sc) for i in e.items], elem, None, "vector elements")
+            what = "map entries" if e.map else "vector elements"
+            e.items = self.infer_same([(i, sc) for i in e.items], elem, None, what)
             elem = e.items[0].ty
-        e.ty = TSet(elem) if isinstance(hint, TSet) else TVec(elem)
+        if isinstance(hint, TMap) or e.map:
+            if not (isinstance(elem, TTuple) and len(elem.items) == 2):
+                raise mismatch(hint, TVec(elem), e.span)
+            e.ty = TMap(*elem.items)
+        else:
+            e.ty = TSet(elem) if isinstance(hint, TSet) else TVec(elem)
         return e
 
     def _StructLit(self, e: ast.StructLit, sc: Scope, hint):

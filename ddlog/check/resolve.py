@@ -13,11 +13,11 @@ from ddlog.types import RelationInfo
 from ddlog.errors import Span
 from ddlog.check.inline import Size
 from ddlog.check.scope import error
-from ddlog.types import (PRIMITIVES, TCtor, TGroup, TInt, TOption, TSet, TStruct, TTuple, TVar,
+from ddlog.types import (PRIMITIVES, TCtor, TGroup, TInt, TMap, TOption, TSet, TStruct, TTuple, TVar,
                          TVec, Type, has_vars)
 
 # Built-in generic types and how many type arguments each takes.
-GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2}
+GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2, "Map": 2}
 OPTION_CTORS = ("Some", "None")
 MAX_WIDTH = 128
 
@@ -117,6 +117,8 @@ class _Resolver:
                 return TSet(ts[0])
             if name == "Option":
                 return TOption(ts[0])
+            if name == "Map":
+                return TMap(ts[0], ts[1])
             return TGroup(ts[0], ts[1])
         if name in PRIMITIVES or name in self.defs or name in self.done:
             if args:

@@ -22,7 +22,7 @@ from ddlog.check.inline import Inliner, iter_nodes, measure
 from ddlog.limits import recursion_room
 from ddlog.check.resolve import Decls, FuncInfo, resolve_decls
 from ddlog.check.scope import Retype, Scope, error, flexible, mismatch
-from ddlog.types import BOOL, TGroup, TSet, TTuple, TVec, Type
+from ddlog.types import BOOL, TGroup, TMap, TSet, TTuple, TVec, Type
 
 
 @recursion_room()
@@ -262,8 +262,8 @@ class RuleChecker:
         hint = self.hints.get(item.var)
         item.expr = self.ck.infer(item.expr, sc, TVec(hint) if hint is not None else None)
         t = item.expr.ty
-        if not isinstance(t, (TVec, TSet)):
-            raise error(f"FlatMap expects a Vec or Set, found {t}", span)
+        if not isinstance(t, (TVec, TSet, TMap)):  # a Map gives its (key, value) entries
+            raise error(f"FlatMap expects a Vec, Set or Map, found {t}", span)
         self.env[item.var] = t.elem
         self.dropped.discard(item.var)
 

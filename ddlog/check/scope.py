@@ -10,7 +10,7 @@ from typing import AbstractSet, Callable
 
 from ddlog.syntax import ast
 from ddlog.errors import Span, TypeCheckError
-from ddlog.types import (BIGINT, BOOL, DOUBLE, STRING, TFloat, TInt, TOption, TSet, TTuple,
+from ddlog.types import (BIGINT, BOOL, DOUBLE, STRING, TFloat, TInt, TMap, TOption, TSet, TTuple,
                          TVec, Type)
 
 # Operator classes of ast.BinOp.
@@ -72,6 +72,8 @@ def can_take(default: Type, wanted: Type) -> bool:
         same_kind = type(wanted) is type(default) or \
             isinstance(default, TVec) and isinstance(wanted, TSet)  # `[1, 2]` is also a Set
         return same_kind and (default.elem == wanted.elem or can_take(default.elem, wanted.elem))
+    if isinstance(default, TMap):  # `[1 -> 2]`
+        return isinstance(wanted, TMap) and can_take(default.elem, wanted.elem)
     if isinstance(default, TTuple):
         return isinstance(wanted, TTuple) and len(wanted.items) == len(default.items) and \
             all(a == b or can_take(a, b) for a, b in zip(default.items, wanted.items))

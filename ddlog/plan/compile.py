@@ -21,7 +21,7 @@ from ddlog.plan.circuit import (AntiJoin, Circuit, Col, Delay, Distinct, FlatMap
 from ddlog.limits import recursion_room
 from ddlog.plan.normalize import UNIT, group_key_type, normalize
 from ddlog.plan.exprs import Binary, lower
-from ddlog.types import BOOL, TGroup, TSet, TVec, Type
+from ddlog.types import BOOL, TGroup, TMap, TSet, TVec, Type
 from ddlog.plan.strata import Stratum, stratify_rules
 
 
@@ -221,7 +221,7 @@ class _Builder:
                                label=f"var {item.var}")
             elif isinstance(item, ast.BodyFlatMap):
                 t = item.expr.ty
-                elem = t.elem if isinstance(t, (TVec, TSet)) else t
+                elem = t.elem if isinstance(t, (TVec, TSet, TMap)) else t
                 bound[item.var] = elem
                 cur = self.add(FlatMap, list(self.schema(cur)) + [(var_col(item.var), elem)],
                                input=cur, column=var_col(item.var), expr=lower(item.expr))

@@ -153,11 +153,13 @@ class TupleLit(Node):
 
 @dataclass
 class VecLit(Node):
-    """`[a, b, c]`: a Vec literal (also accepted where a Set is expected)."""
+    """`[a, b, c]`: a Vec literal (also accepted where a Set is expected, and, of pairs, where
+    a Map is); `[k -> v, ...]`, a Map literal, is one of pairs `(k, v)` with `map` set."""
 
     items: list["Expr"]
     span: Span
     ty: Type | None = field(default=None, compare=False)
+    map: bool = False
 
 
 @dataclass

@@ -236,7 +236,9 @@ def _loop(s: ForStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
                   for i, m in enumerate(changed)]
         body = block(unpack + s.body, _state(changed, sp), fail)
     step = ast.Lambda([acc, s.var], body, sp, annotations=[None, None])
-    folded = ast.Call("fold", [s.iterable, step, _state(changed, sp)], sp, method=True)
+    # over its elements (a Map's: its (key, value) entries, which its own fold does not give)
+    items = ast.Call("to_vec", [s.iterable], s.iterable.span, method=True)
+    folded = ast.Call("fold", [items, step, _state(changed, sp)], sp, method=True)
     return _unpack(changed, folded, rest, sp, "loop")
 
 

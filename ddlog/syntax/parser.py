@@ -468,6 +468,13 @@ class Builder(Transformer):
     def vec_lit(self, meta, ch):
         return ast.VecLit(ch[0] or [], self.sp(meta))
 
+    def map_lit(self, meta, ch):
+        # `[k -> v, ...]`: the pairs `(k, v)`, typed as a Map
+        return ast.VecLit(_strip_none(ch), self.sp(meta), map=True)
+
+    def map_entry(self, meta, ch):
+        return ast.TupleLit([ch[0], ch[1]], self.sp(meta))
+
     def tuple_lit(self, meta, ch):
         return ast.TupleLit(_strip_none(ch), self.sp(meta))
 

@@ -66,6 +66,13 @@ def canonical_set(items) -> tuple:
     return tuple(sorted(set(items), key=sort_key))
 
 
+def canonical_map(entries) -> tuple:
+    """The canonical form of a Map from its `(k, v)` entries in order: one entry per key, the
+    last one given for it (as inserting them one by one does), sorted by key."""
+    last = {k: v for k, v in entries}
+    return tuple(sorted(last.items(), key=lambda kv: sort_key(kv[0])))
+
+
 def wrap_int(value: int, t: TInt) -> int:
     """Reduce an integer to the range of `t` (bit<N> wraps mod 2^N, signed<N> in two's
     complement); bigint is left alone (Spark stores it as a 64-bit long)."""
@@ -126,6 +133,9 @@ class _Format(TypeMapping):
         return "[" + ", ".join(self(t.elem, x) for x in v) + "]"
 
     on_set = on_vec
+
+    def on_map(self, t, v):
+        return self.on_vec(t, v)  # `[(k, v), ...]`, as DDlog prints a Map
 
     def on_option(self, t, v):
         # Option is declared in DDlog's module ddlog_std, whose name DDlog prints with it
@@ -194,6 +204,9 @@ class _Conforms(TypeMapping):
         return isinstance(v, (tuple, list, set, frozenset)) and all(self(t.elem, x) for x in v)
 
     on_set = on_vec
+
+    def on_map(self, t, v):
+        return self.on_vec(t, v) and len({k for k, _ in v}) == len(v)
 
     def on_struct(self, t, v):
         if not isinstance(v, Record):

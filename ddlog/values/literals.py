@@ -17,7 +17,7 @@ from typing import Any
 from ddlog.errors import DDlogError, Span
 from ddlog.syntax import ast
 from ddlog.types import RelationInfo, TFloat, TInt, TOption, TStruct, Type, TypeMapping
-from ddlog.values import Record, canonical_set
+from ddlog.values import Record, canonical_map, canonical_set
 
 # Spark stores bigint as a 64-bit long (runtime/schema.py), so a bigint constant must fit in one.
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
@@ -223,6 +223,13 @@ class _Constant(TypeMapping):
         if not isinstance(e, ast.VecLit):
             return _NO
         return canonical_set(conv.convert(x, t.elem) for x in e.items)
+
+    def on_map(self, t, e, conv):
+        # `[(k, v), ...]` as DDlog's command files write a Map (a program may also write
+        # `[k -> v, ...]`, which the parser turns into the same)
+        if not isinstance(e, ast.VecLit):
+            return _NO
+        return canonical_map(conv.convert(x, t.elem) for x in e.items)
 
     def on_option(self, t, e, conv):
         return conv.option(e, t) if isinstance(e, ast.StructLit) else _NO

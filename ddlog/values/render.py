@@ -81,7 +81,7 @@ class _Json(TypeMapping):
     def on_vec(self, t, v):
         return [self(t.elem, x) for x in v]
 
-    on_set = on_vec
+    on_set = on_map = on_vec  # a Map as its [key, value] entries: keys need not be strings
 
     def on_option(self, t, v):
         return self(t.elem, v)

@@ -30,7 +30,7 @@ import networkx as nx
 from ddlog.check.program import CheckedProgram
 from ddlog.types import RelationInfo
 from ddlog.types import Type, TypeMapping
-from ddlog.values import Record, canonical_set, sort_key, wrap_int
+from ddlog.values import Record, canonical_map, canonical_set, sort_key, wrap_int
 from runtime.config import Config
 from tests.oracle import apply_updates, evaluate
 
@@ -148,6 +148,9 @@ class _Generate(TypeMapping):
 
     def on_set(self, t, rng, g):
         return canonical_set(self(t.elem, rng, g) for _ in range(rng.randint(0, g.max_len)))
+
+    def on_map(self, t, rng, g):
+        return canonical_map(self(t.elem, rng, g) for _ in range(rng.randint(0, g.max_len)))
 
     def on_struct(self, t, rng, g):
         c = rng.choice(t.ctors)

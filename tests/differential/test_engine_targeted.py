@@ -334,6 +334,36 @@ Ranges(k, set_union(s, ["x"].to_set()).to_vec().map(|x| x.len() as bigint)) :- V
 """
 
 
+# Map<K, V> in input columns, through its functions and closures, built by a group and
+# grown through recursion, taken apart by FlatMap and a loop.
+MAPS = """
+input relation M(k: bigint, m: Map<bigint, string>)
+input relation P(k: bigint, key: bigint, v: string)
+output relation Ops(k: bigint, out: (Option<string>, bool, Vec<bigint>, Vec<string>,
+                                     Option<bigint>, usize, Map<bigint, string>,
+                                     Map<bigint, string>))
+output relation Closures(k: bigint, out: (Map<bigint, string>, Map<bigint, string>,
+                                          Map<bigint, bigint>, string, Option<string>, bool,
+                                          Map<bigint, string>))
+output relation Built(k: bigint, m: Map<bigint, string>)
+output relation Grow(k: bigint, m: Map<bigint, string>)
+output relation Entries(k: bigint, key: bigint, v: string)
+output relation Loop(k: bigint, s: string)
+
+Ops(k, (m.get(1), m.contains_key(2), m.keys(), m.values(), m.nth_key(1), m.size(),
+        m.insert(0, "z").remove(1), m.union([1 -> "u", 7 -> "w"]))) :- M(k, m).
+Closures(k, (m.map(|v| v ++ "!"), m.filter(|key, v| key > 1),
+             m.filter_map(|key, v| if (key % 2 == 0) { Some{key * 10} } else { None }),
+             m.fold(|a, key, v| "${a}${key}${v}", ""), m.find(|v| v != "a"),
+             m.any(|v| v == "b"), m.map_keys(|key| key / 2))) :- M(k, m).
+Built(k, g.to_map()) :- P(k, key, v), var g = (key, v).group_by(k).
+Grow(k, m) :- Built(k, m).
+Grow(k, m.insert(m.size() as bigint + 100, "g")) :- Grow(k, m), m.size() < 4.
+Entries(k, key, v) :- M(k, m), var e = FlatMap(m), (var key, var v) = e.
+Loop(k, { var s = ""; for (e in m) { if (e.0 > 0) { s = s ++ e.1 ++ e.0 } }; s }) :- M(k, m).
+"""
+
+
 def _workload_targeted() -> dict[str, tuple[str, Workload]]:
     nodes = tuple(range(6))
 
@@ -368,6 +398,9 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
                                       initial_for={"Next": 7, "Word": 4})),
         "structs": (STRUCTS, Workload(rows={"Item": item, "Point": point}, initial=5)),
         "library": (LIBRARY, Workload(rows={"V": library_row}, initial=5)),
+        "maps": (MAPS, Workload(values=ValueGen(ints=(0, 1, 2, 3), strings=("a", "b", "c"),
+                                                max_len=3),
+                                initial_for={"M": 5, "P": 6})),
         "statements": (STATEMENTS, Workload(
             values=ValueGen(ints=(0, 1, 2, 3), strings=("a", "b")),
             initial_for={"Edge": 6, "Tagged": 3, "Fig": 3})),

@@ -13,8 +13,8 @@ from typing import Any, Callable, Mapping
 from ddlog.builtins import lookup
 from ddlog.errors import EvaluationError
 from ddlog.syntax import ast
-from ddlog.types import TFloat, TGroup, TInt, TOption, TSet, TString, TStruct, TTuple, Type
-from ddlog.values import Record, canonical_set, wrap_int
+from ddlog.types import TFloat, TGroup, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, Type
+from ddlog.values import Record, canonical_map, canonical_set, wrap_int
 from ddlog.values.ops import (compare, fix_number, float_div, float_rem, int_div, int_rem, render,
                               round_float, shift)
 
@@ -58,6 +58,8 @@ def evaluate(e: ast.Expr, env: Env) -> Any:
         return tuple(evaluate(x, env) for x in e.items)
     if isinstance(e, ast.VecLit):
         items = [evaluate(x, env) for x in e.items]
+        if isinstance(t, TMap):
+            return canonical_map(items)
         return canonical_set(items) if isinstance(t, TSet) else tuple(items)
     if isinstance(e, ast.StructLit):
         return construct(e, env)

@@ -15,6 +15,7 @@ from tests.support import ROOT
 from tests.unit.test_typecheck import expr_fails
 
 V = "[3, 1, 2, 1]"
+M = '[3 -> "c", 1 -> "a", 2 -> "b"]'
 
 
 @pytest.mark.parametrize("ty,expr,expected", [
@@ -71,6 +72,39 @@ V = "[3, 1, 2, 1]"
     ("Set<bigint>", "set_difference([3, 1].to_set(), [2, 3].to_set())", (1,)),
     ("Set<bigint>", "set_singleton(4)", (4,)),
     ("Set<bigint>", "set_empty()", ()),
+    # Map (entries sorted by key, one per key; literals `[k -> v]` or pairs where a Map is due)
+    ("Map<bigint, string>", f"{M}", ((1, "a"), (2, "b"), (3, "c"))),
+    ("Map<bigint, string>", '[(2, "x"), (1, "y"), (2, "z")]', ((1, "y"), (2, "z"))),
+    ("Option<string>", f"{M}.get(2)", "b"),
+    ("Option<string>", f"{M}.get(7)", None),
+    ("bool", f"{M}.contains_key(3)", True),
+    ("Vec<bigint>", f"{M}.keys()", (1, 2, 3)),
+    ("Vec<string>", f"{M}.values()", ("a", "b", "c")),
+    ("Option<bigint>", f"{M}.nth_key(2)", 3),
+    ("Option<string>", f"{M}.nth_value(3)", None),
+    ("usize", f"{M}.size()", 3),
+    ("bool", f"{M}.is_empty()", False),
+    ("Map<bigint, string>", f"{M}.insert(0, \"z\").insert(2, \"B\")",
+     ((0, "z"), (1, "a"), (2, "B"), (3, "c"))),
+    ("Map<bigint, string>", f"{M}.remove(2)", ((1, "a"), (3, "c"))),
+    ("Map<bigint, string>", f"{M}.union([3 -> \"C\", 4 -> \"d\"])",
+     ((1, "a"), (2, "b"), (3, "C"), (4, "d"))),
+    ("Map<bigint, string>", f"{M}.map(|v| v ++ v)", ((1, "aa"), (2, "bb"), (3, "cc"))),
+    ("Map<bigint, string>", f"{M}.map(|k, v| v ++ k)", ((1, "a1"), (2, "b2"), (3, "c3"))),
+    ("Map<bigint, string>", f"{M}.map_keys(|k| k / 2)", ((0, "a"), (1, "c"))),
+    ("Map<bigint, string>", f"{M}.filter(|v| v != \"b\")", ((1, "a"), (3, "c"))),
+    ("Map<bigint, string>", f"{M}.retain(|k, v| k > 1)", ((2, "b"), (3, "c"))),
+    ("Map<bigint, bigint>", f"{M}.filter_map(|k, v| if (k == 2) {{ None }} else {{ Some{{k}} }})",
+     ((1, 1), (3, 3))),
+    ("string", f"{M}.fold(|a, v| a ++ v, \">\")", ">abc"),
+    ("string", f"{M}.fold(|a, k, v| \"${{a}}${{k}}${{v}}\", \"\")", "1a2b3c"),
+    ("Option<string>", f"{M}.find(|v| v > \"a\")", "b"),
+    ("bool", f"{M}.any(|k, v| k == 3 and v == \"c\")", True),
+    ("Vec<(bigint, string)>", f"{M}.to_vec()", ((1, "a"), (2, "b"), (3, "c"))),
+    ("Map<string, bigint>", '[("b", 1), ("a", 2), ("b", 3)].to_map()', (("a", 2), ("b", 3))),
+    ("Map<bigint, string>", "map_singleton(1, \"x\")", ((1, "x"),)),
+    ("Map<bigint, string>", "map_empty()", ()),
+    ("string", f"{{ var s = \"\"; for (e in {M}) {{ s = s ++ e.1 ++ e.0 }}; s }}", "a1b2c3"),
     # Option
     ("bigint", "None.unwrap_or_default()", 0),
     ("(string, Vec<bigint>, bool)", "None.unwrap_or_default()", ("", (), False)),
@@ -108,6 +142,26 @@ def test_library_type_errors():
     expr_fails("vec_empty()", "function 'vec_empty' needs its type from the context",
                "vec_empty", result="bigint")
     expr_fails("v.join(\",\")", "type mismatch: expected Vec<string>, found Vec<bigint>", "v.")
+    expr_fails("[1 -> \"a\"].get(\"b\")", "type mismatch: expected bigint, found string",
+               '"b")', result="Option<string>")
+    expr_fails("x.get(1)", "function 'get' expects a Map as the receiver, found bigint", "x.get",
+               result="Option<string>")
+    expr_fails("[1 -> \"a\"].fold(|a, k, v, w| a, 0)", "expects a closure of 2 parameters",
+               "|a, k, v, w|")
+    expr_fails("[1 -> \"a\", \"b\" -> \"c\"]", "type mismatch", '"b" ->',
+               result="Map<bigint, string>")
+    expr_fails("map_empty()", "function 'map_empty' needs its type from the context",
+               "map_empty", result="bigint")
+    expr_fails("[1 -> 2].insert(1)", "method 'insert' expects 2 arguments after the receiver, "
+               "found 1", "[1 -> 2]")
+
+
+def test_concatenation_converts_what_follows_a_string():
+    # DDlog's `++` converts its second operand to a string when the first is one
+    assert fact("string", '"n=" ++ 4 ++ ", b=" ++ true') == "n=4, b=true"
+    assert fact("Vec<bigint>", "[1] ++ [2]") == (1, 2)
+    expr_fails('"a" ++ [1]', "type mismatch: expected string, found Vec<bigint>", "[1]",
+               result="string")
 
 
 def test_each_function_is_defined_once_and_documented():

@@ -307,7 +307,7 @@ def test_body_term_errors():
           "unbound variable 'z': it must be bound by an earlier term", "z.")
     fails(base + "O(x) :- Edge(x, y), var x = y.", "variable 'x' is already bound", "var x")
     fails(base + "O(x) :- Edge(x, y), var v = FlatMap(y).",
-          "FlatMap expects a Vec or Set, found bigint", "y)", 2)
+          "FlatMap expects a Vec, Set or Map, found bigint", "y)", 2)
     fails(base + "O(x) :- Edge(x, y), var g = y.group_by(k).",
           "group_by key 'k' must be a variable bound by an earlier term", "k)")
     fails(base + "O(y) :- Edge(x, y), var g = y.group_by(x).",
