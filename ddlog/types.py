@@ -239,6 +239,7 @@ PRIMITIVES: dict[str, Type] = {
     "float": FLOAT,
     "double": DOUBLE,
     "usize": USIZE,
+    "isize": TInt(True, 64),
     **{f"u{n}": TInt(False, n) for n in (8, 16, 32, 64, 128)},
     **{f"s{n}": TInt(True, n) for n in (8, 16, 32, 64, 128)},
 }

@@ -493,6 +493,38 @@ def _dedup_spark(sx, args, types, ty):
     return F.transform(kept, lambda p: p["x"])
 
 
+def _zip_type(a: Args, hint) -> Type:
+    pair = hint.elem.items if isinstance(hint, TVec) and isinstance(hint.elem, TTuple) \
+        and len(hint.elem.items) == 2 else (None, None)
+    left = a.infer(0, TVec(pair[0]) if pair[0] is not None else None)
+    right = a.infer(1, TVec(pair[1]) if pair[1] is not None else None)
+    a.want(0, isinstance(left, TVec), "a Vec")
+    a.want(1, isinstance(right, TVec), "a Vec")
+    return TVec(TTuple((left.elem, right.elem)))
+
+
+def _zip_spark(sx, args, types, ty):
+    F = sx.F
+    v, w = args
+    n = F.least(F.size(v), F.size(w))
+    return F.transform(F.slice(v, 1, n),
+                       lambda x, i: F.struct(x.alias("_0"), F.get(w, i).alias("_1")))
+
+
+def _unzip_type(a: Args, hint) -> Type:
+    t = a.infer(0)
+    pairs = isinstance(t, TVec) and isinstance(t.elem, TTuple) and len(t.elem.items) == 2
+    a.want(0, pairs, "a Vec of pairs")
+    return TTuple((TVec(t.elem.items[0]), TVec(t.elem.items[1])))
+
+
+def _unzip_spark(sx, args, types, ty):
+    F = sx.F
+    v = args[0]
+    return F.struct(F.transform(v, lambda e: e["_0"]).alias("_0"),
+                    F.transform(v, lambda e: e["_1"]).alias("_1"))
+
+
 def _push(a, ts, t):
     return a[0] + (a[1],)
 
@@ -603,6 +635,12 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
     Builtin("update_nth", 3, "update_nth(Vec<A>, usize, A) -> Vec<A>",
             "the element at the index replaced (no change beyond the end)", _update_nth_type,
             _update_nth_spark, _update_nth_python),
+    Builtin("zip", 2, "zip(Vec<A>, Vec<B>) -> Vec<(A, B)>",
+            "the pairs of elements at one index, as long as the shorter Vec", _zip_type,
+            _zip_spark, lambda a, ts, t: tuple(zip(a[0], a[1]))),
+    Builtin("unzip", 1, "unzip(Vec<(A, B)>) -> (Vec<A>, Vec<B>)",
+            "the pairs' first and second elements", _unzip_type, _unzip_spark,
+            lambda a, ts, t: (tuple(x for x, _ in a[0]), tuple(y for _, y in a[0]))),
     Builtin("join", 2, "join(Vec<string>, string) -> string", "the strings with a separator",
             _join_type, lambda sx, a, ts, t: sx.F.call_function("array_join", a[0], a[1]),
             lambda a, ts, t: a[1].join(a[0])),

@@ -317,6 +317,8 @@ output relation Opts(k: bigint, p: P, s: Set<P>, v: Vec<P>, t: (bigint, Vec<stri
 output relation Groups(k: bigint, out: (Vec<bigint>, bool, bool, usize, Option<bigint>,
                                         Vec<bigint>, bigint, Vec<bigint>))
 output relation Ranges(k: bigint, r: Vec<bigint>)
+output relation Zips(k: bigint, z: Vec<(bigint, string)>, u: (Vec<bigint>, Vec<string>))
+Zips(k, z, z.unzip()) :- V(k, v, s, _), var z = v.zip(s.to_vec()).
 
 Vecs(k, (v.nth(1), v.last(), v.update_nth(0, 9), v.resize(3, -1), v.truncate(1),
          v.sort_by(|x| -x).dedup(), v.flatmap(|x| [x, x * 10]), v.count(|x| x > 1),
