@@ -18,10 +18,10 @@ import functools
 from typing import Any
 
 from ddlog.builtins.base import Args, Builtin
-from ddlog.types import (BOOL, STRING, USIZE, TFloat, TGroup, TInt, TOption, TSet, TString,
+from ddlog.types import (BOOL, STRING, USIZE, TFloat, TGroup, TInt, TMap, TOption, TSet, TString,
                          TStruct, TTuple, TVec, Type, is_numeric)
 from ddlog.values import Record, canonical_set, sort_key
-from ddlog.values.ops import compare
+from ddlog.values.ops import compare, fix_number
 
 COLLECTIONS = (TVec, TSet, TGroup)
 
@@ -447,7 +447,7 @@ def default_value(t: Type) -> Any:
         return False
     if isinstance(t, TString):
         return ""
-    if isinstance(t, (TVec, TSet)):
+    if isinstance(t, (TVec, TSet, TMap)):
         return ()
     if isinstance(t, TOption):
         return None
@@ -457,6 +457,39 @@ def default_value(t: Type) -> Any:
         c = t.ctors[0]
         return Record(c.name, tuple(default_value(ft) for _, ft in c.fields))
     raise TypeError(f"no default value for {t}")
+
+
+def _default_type(a: Args, hint) -> Type:
+    if hint is None:
+        a.fail("function 'default' needs its type from the context (a column, an argument, or "
+               "`default(): T`)")
+    try:
+        default_value(hint)
+    except TypeError:
+        a.fail(f"function 'default' has no value of type {hint}")
+    return hint
+
+
+def _pow_type(a: Args, hint) -> Type:
+    t = a.infer(0, hint if isinstance(hint, TInt) else None)
+    a.want(0, isinstance(t, TInt), "an integer")
+    a.check(1, TInt(False, 32))
+    return t
+
+
+def _pow_spark(sx, args, types, ty):
+    F = sx.F
+    base, n = args
+    # exact (a double's pow would round): n multiplications, each wrapped to the type
+    return F.aggregate(F.array_repeat(base, n.cast("int")), sx.lit(1, ty),
+                       lambda acc, x: sx.wrap(acc * x, ty))
+
+
+def _pow_python(args, types, ty):
+    base, n = args
+    if ty.width is None:
+        return base ** n
+    return fix_number(pow(base, n, 1 << ty.width), ty)
 
 
 def _unwrap_default_spark(sx, args, types, ty):
@@ -691,6 +724,13 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
             _empty_type(TSet, "set_empty"),
             lambda sx, a, ts, t: sx.F.array().cast(f"array<{_spark_name(sx, t.elem)}>"),
             lambda a, ts, t: ()),
+    Builtin("default", 0, "default() -> T", "T's default value (0, \"\", false, empty, None, "
+            "...; T from the context or `default(): T`)", _default_type,
+            lambda sx, a, ts, t: sx.value(default_value(t), t),
+            lambda a, ts, t: default_value(t)),
+    Builtin("pow32", 2, "pow32(N, u32) -> N, N an integer type",
+            "the power, wrapped to the type as repeated `*` is", _pow_type, _pow_spark,
+            _pow_python),
     # Option
     Builtin("unwrap_or_default", 1, "unwrap_or_default(Option<T>) -> T",
             "the value, or T's default (0, \"\", false, empty, None, ...) when None",

@@ -108,15 +108,29 @@ class ExprChecker:
 
     def _Interp(self, e: ast.Interp, sc, hint):
         for i, part in enumerate(e.parts):
-            if isinstance(part, str):
-                continue
-            span = part.span
-            e.parts[i] = part = self.infer(part, sc)
-            if not is_scalar(part.ty):
-                raise error(f"cannot interpolate a value of type {part.ty}: expected bool, "
-                            "an integer, a float or string", span)
+            if not isinstance(part, str):
+                e.parts[i] = self.stringable(part, sc)
         e.ty = STRING
         return e
+
+    def stringable(self, part: ast.Expr, sc: Scope) -> ast.Expr:
+        """`part` typed, where a string is made of it: a bool, number or string, or a value
+        of a type the program's `function to_string(x: T): string` converts (as DDlog
+        does)."""
+        span = part.span
+        # the program's to_string functions (a module's is named `m::to_string`)
+        users = [f for name, f in self.decls.functions.items()
+                 if name.rsplit("::", 1)[-1] == "to_string" and len(f.params) == 1]
+        original = copy.deepcopy(part) if users else None
+        part = self.infer(part, sc)
+        if is_scalar(part.ty):
+            return part
+        for f in users:
+            if f.params[0][1] == part.ty:
+                return self.infer(ast.Call(f.decl.name, [original], span), sc)
+        raise error(f"cannot convert a value of type {part.ty} to a string: expected bool, an "
+                    f"integer, a float or string, or a type with a `function to_string(x: "
+                    f"{part.ty}): string`", span)
 
     # -- operators ------------------------------------------------------------------------------
 
@@ -192,16 +206,16 @@ class ExprChecker:
         e.left = self.infer(e.left, sc, hint)
         validate(e.left.ty, lspan)
         if e.left.ty == STRING:
-            rspan = e.right.span
-            e.right = self.infer(e.right, sc)
+            e.right = self.stringable(e.right, sc)
             if e.right.ty != STRING:
-                if not is_scalar(e.right.ty):
-                    raise mismatch(STRING, e.right.ty, rspan, what)
                 return ast.Interp([e.left, e.right], e.span, ty=STRING)
         else:
             e.right = self.check(e.right, sc, e.left.ty, what)
         e.ty = e.left.ty
         return e
+
+    def _Ascribe(self, e: ast.Ascribe, sc: Scope, hint):
+        return self.check(e.expr, sc, self.resolve(e.target), "the type it is given")
 
     def _Cast(self, e: ast.Cast, sc: Scope, hint):
         target = self.resolve(e.target)

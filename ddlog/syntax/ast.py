@@ -202,6 +202,16 @@ class MatchExpr(Node):
 
 
 @dataclass
+class Ascribe(Node):
+    """`e: T`: `e` typed T (a literal `2: u32`, `default(): T`); the checker keeps `e` only."""
+
+    expr: "Expr"
+    target: TypeExpr
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
 class Cast(Node):
     """`e as T`."""
 
@@ -254,7 +264,7 @@ class With(Node):
 
 
 Expr = Union[Var, Wildcard, Lit, Interp, BinOp, UnOp, Call, FieldAccess, TupleLit, VecLit,
-             StructLit, IfExpr, MatchExpr, Cast, Lambda, Let, With]
+             StructLit, IfExpr, MatchExpr, Cast, Ascribe, Lambda, Let, With]
 
 # ---------------------------------------------------------------------------------------------
 # Patterns (in `match` arms)

@@ -138,7 +138,13 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
     """The expression a block `{ statements; result }` stands for."""
     out = result
     for s in reversed(statements):
-        if isinstance(s, VarStmt):
+        if isinstance(s, VarStmt) and _takes_out(s.value):
+            # `var x = m.remove(k);`: x is the value the key had, and m loses the key
+            e = s.value
+            out = _assign(copy.deepcopy(e.args[0]), e, out, s.span, fail)
+            value = ast.Call("map_remove", copy.deepcopy(e.args), e.span, method=True)
+            out = ast.Let(s.name, value, out, s.span, annotation=s.annotation)
+        elif isinstance(s, VarStmt):
             out = ast.Let(s.name, s.value, out, s.span, annotation=s.annotation)
         elif isinstance(s, AssignStmt):
             out = _assign(s.target, s.value, out, s.span, fail)
@@ -150,6 +156,9 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
             out = s.value if s.value is not None else ast.TupleLit([], s.span)  # drops the rest
         else:
             e = s.expr
+            if _is_swap(e):
+                out = _swap(e, out, s.span, fail)
+                continue
             if not _is_mutation(e):
                 raise fail("this statement has no effect: a block's statements are "
                            "`var x = e`, assignments `x = e` / `x.f = e`, and the mutating "
@@ -160,6 +169,32 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
 
 def _is_mutation(e: ast.Expr) -> bool:
     return isinstance(e, ast.Call) and e.method and e.func in MUTATING
+
+
+def _takes_out(e: ast.Expr) -> bool:
+    """`m.remove(k)` on a variable (or its field), whose value is wanted: DDlog's Map
+    `remove` changes m and returns the value the key had."""
+    return isinstance(e, ast.Call) and e.method and e.func == "remove" and len(e.args) == 2 \
+        and _root(e.args[0]) is not None
+
+
+def _is_swap(e: ast.Expr) -> bool:
+    return isinstance(e, ast.Call) and e.method and e.func == "swap_nth" and len(e.args) == 3
+
+
+def _swap(e: ast.Call, rest: ast.Expr, sp: Span, fail: Fail) -> ast.Expr:
+    """`v.swap_nth(i, x);` (x a variable): v's element i and x trade places, when v has one
+    at i: `var old = v.nth(i); v = v.update_nth(i, x); x = old.unwrap_or(x)`."""
+    v, i, x = e.args
+    if _root(x) is None:
+        raise fail("swap_nth's value must be a variable (it receives the element)", x.span)
+    old = f"__swap{sp.line}_{sp.col}"
+    c = copy.deepcopy
+    rest = _assign(c(x), ast.Call("unwrap_or", [ast.Var(old, sp), c(x)], sp, method=True),
+                   rest, sp, fail)
+    rest = _assign(c(v), ast.Call("update_nth", [c(v), c(i), c(x)], sp, method=True), rest,
+                   sp, fail)
+    return ast.Let(old, ast.Call("nth", [c(v), c(i)], sp, method=True), rest, sp)
 
 
 def _is_pending(e: ast.Expr | None) -> bool:
@@ -254,8 +289,12 @@ def _assigned(body: list[Statement]) -> list[str]:
     for s in body:
         if isinstance(s, AssignStmt):
             names = [_root(s.target)]
+        elif isinstance(s, ExprStmt) and _is_swap(s.expr):
+            names = [_root(s.expr.args[0]), _root(s.expr.args[2])]
         elif isinstance(s, ExprStmt) and isinstance(s.expr, ast.Call) and s.expr.args:
             names = [_root(s.expr.args[0])]
+        elif isinstance(s, VarStmt) and _takes_out(s.value):
+            names = [_root(s.value.args[0])]
         elif isinstance(s, ForStmt):
             names = _free(s.body)
         elif isinstance(s, IfStmt):

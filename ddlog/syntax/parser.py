@@ -18,6 +18,7 @@ ddlog/syntax/commands.py reuses the scanner, the error conversion and the Builde
 """
 from __future__ import annotations
 
+import copy
 import re
 from types import SimpleNamespace
 from typing import Callable
@@ -40,7 +41,8 @@ _READABLE = {"UIDENT": "identifier", "LIDENT": "identifier", "DOT": "'.'", "END_
              "$END": "end of input", "WILDCARD": "'_'"}
 # Binary and postfix operators: listed as one word after an operand, where all of them fit.
 _OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "LE", "GT", "GE", "BAR", "CARET", "AMP", "SHL",
-              "SHR", "PLUS", "MINUS", "CONCAT", "STAR", "SLASH", "PERCENT", "DOT", "AS", "LSQB"}
+              "SHR", "PLUS", "MINUS", "CONCAT", "STAR", "SLASH", "PERCENT", "DOT", "AS", "LSQB",
+              "COLON"}  # `e: T`, a type ascription
 
 
 def _expected(names: set[str], lark: Lark) -> str:
@@ -175,7 +177,9 @@ class Builder(Transformer):
     # -- program and declarations --
 
     def program(self, meta, ch):
-        return ast.Program(list(ch), self.loc.file, self.loc.source)
+        # a rule of several heads is one rule per head (a list here)
+        decls = [d for c in ch for d in (c if isinstance(c, list) else [c])]
+        return ast.Program(decls, self.loc.file, self.loc.source)
 
     def expr_start(self, meta, ch):
         return ch[0]
@@ -256,8 +260,13 @@ class Builder(Transformer):
         return ast.Rule(ch[0], [], self.sp(meta))
 
     def rule(self, meta, ch):
-        body = [item for items in ch[1:-1] for item in items]
-        return ast.Rule(ch[0], body, self.sp(meta))
+        heads = [c for c in ch if isinstance(c, ast.Atom)]
+        body = [item for items in ch[len(heads):-1] for item in items]
+        if len(heads) == 1:
+            return ast.Rule(heads[0], body, self.sp(meta))
+        # `A(..), B(..) :- body.`: DDlog's rule of several heads, one rule per head (each
+        # with its own copy of the body: the checker types nodes in place)
+        return [ast.Rule(h, copy.deepcopy(body), self.sp(meta)) for h in heads]
 
     def atom(self, meta, ch):
         name, args = str(ch[0]), ch[1]
@@ -428,6 +437,9 @@ class Builder(Transformer):
 
     def cast(self, meta, ch):
         return ast.Cast(ch[0], ch[1], self.sp(meta))
+
+    def ascribe(self, meta, ch):
+        return ast.Ascribe(ch[0], ch[1], self.sp(meta))
 
     def field_access(self, meta, ch):
         tok = ch[2]

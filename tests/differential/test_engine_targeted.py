@@ -363,6 +363,27 @@ Grow(k, m) :- Built(k, m).
 Grow(k, m.insert(m.size() as bigint + 100, "g")) :- Grow(k, m), m.size() < 4.
 Entries(k, key, v) :- M(k, m), var e = FlatMap(m), (var key, var v) = e.
 Loop(k, { var s = ""; for (e in m) { if (e.0 > 0) { s = s ++ e.1 ++ e.0 } }; s }) :- M(k, m).
+
+// more of DDlog's library and statements: a program's to_string, default(): T, pow32,
+// Map remove giving the removed value, swap_nth, a rule of two heads
+typedef Tag = Tagged{n: u32} | Plain
+function to_string(t: Tag): string { match (t) { Plain -> "plain", Tagged{n} -> "t${n}" } }
+function shrink(m: Map<bigint, string>): (Map<bigint, string>, Option<string>) {
+    var m2 = m;
+    var s = m2.remove(1);
+    (m2, s)
+}
+function swapped(v: Vec<bigint>, x: bigint): (Vec<bigint>, bigint) {
+    var w = v;
+    var y = x;
+    w.swap_nth(1, y);
+    (w, y)
+}
+output relation Misc(k: bigint, s: string, p: u32, sh: (Map<bigint, string>, Option<string>),
+                     sw: (Vec<bigint>, bigint))
+output relation Keys(k: bigint)
+Misc(k, "${Tagged{k as u32}}" ++ Plain ++ (default(): u32), pow32(k as u32 + 2, 3), shrink(m),
+     swapped(m.keys(), k)), Keys(k) :- M(k, m).
 """
 
 

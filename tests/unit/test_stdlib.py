@@ -108,6 +108,12 @@ M = '[3 -> "c", 1 -> "a", 2 -> "b"]'
     ("Map<bigint, string>", "map_singleton(1, \"x\")", ((1, "x"),)),
     ("Map<bigint, string>", "map_empty()", ()),
     ("string", f"{{ var s = \"\"; for (e in {M}) {{ s = s ++ e.1 ++ e.0 }}; s }}", "a1b2c3"),
+    ("u32", "pow32(2: u32, 32)", 0),
+    ("u64", "pow32(2, 32)", 4294967296),
+    ("s8", "pow32(-2, 7)", -128),
+    ("bigint", "pow32(3, 0)", 1),
+    ("string", '"${default(): u32}${default(): string}${default(): bool}"', "0false"),
+    ("Map<bigint, string>", "default()", ()),
     # Option
     ("bigint", "None.unwrap_or_default()", 0),
     ("(string, Vec<bigint>, bool)", "None.unwrap_or_default()", ("", (), False)),
@@ -155,15 +161,61 @@ def test_library_type_errors():
                result="Map<bigint, string>")
     expr_fails("map_empty()", "function 'map_empty' needs its type from the context",
                "map_empty", result="bigint")
+    expr_fails('"${default()}"', "function 'default' needs its type from the context",
+               "default", result="string")
+    expr_fails("pow32(2, x)", "type mismatch: expected bit<32>, found bigint", "x)",
+               result="u64")
     expr_fails("[1 -> 2].insert(1)", "method 'insert' expects 2 arguments after the receiver, "
                "found 1", "[1 -> 2]")
+
+
+def test_statements_that_give_back_a_value():
+    # DDlog's Map remove returns the removed value; swap_nth trades an element for a variable
+    src = """
+function drop2(m: Map<bigint, string>): (Map<bigint, string>, Option<string>, Option<string>) {
+    var m2 = m;
+    var s = m2.remove(2);
+    var t = m2.remove(2);
+    (m2, s, t)
+}
+function swap(i: usize): (Vec<bigint>, bigint) {
+    var v = [1, 2, 3];
+    var x = 9;
+    v.swap_nth(i, x);
+    (v, x)
+}
+output relation O(d: (Map<bigint, string>, Option<string>, Option<string>),
+                  a: (Vec<bigint>, bigint), b: (Vec<bigint>, bigint))
+O(drop2([1 -> "a", 2 -> "b"]), swap(1), swap(5)).
+"""
+    assert run(src)["O"] == {((((1, "a"),), "b", None), ((1, 9, 3), 2), ((1, 2, 3), 9))}
+
+
+def test_to_string_of_the_program_converts_its_types():
+    src = """
+typedef E = A | B{x: u32}
+function to_string(e: E): string { match (e) { A -> "A", B{x} -> "B${x}" } }
+output relation O(s: string)
+O("${A}/" ++ B{3}).
+"""
+    assert run(src)["O"] == {("A/B3",)}
+
+
+def test_a_rule_of_several_heads():
+    out = run("""
+input relation I(x: bigint)
+output relation A(x: bigint)
+output relation B(x: bigint, y: bigint)
+A(x), B(x, y) :- I(x), var y = x * 2.
+""", I={(1,), (2,)})
+    assert out["A"] == {(1,), (2,)} and out["B"] == {(1, 2), (2, 4)}
 
 
 def test_concatenation_converts_what_follows_a_string():
     # DDlog's `++` converts its second operand to a string when the first is one
     assert fact("string", '"n=" ++ 4 ++ ", b=" ++ true') == "n=4, b=true"
     assert fact("Vec<bigint>", "[1] ++ [2]") == (1, 2)
-    expr_fails('"a" ++ [1]', "type mismatch: expected string, found Vec<bigint>", "[1]",
+    expr_fails('"a" ++ [1]', "cannot convert a value of type Vec<bigint> to a string", "[1]",
                result="string")
 
 

@@ -444,7 +444,7 @@ def test_arithmetic_and_operators():
 def test_interpolation():
     e = expr_of('"${x}-${s}-${f}-${b == 1}"', "string")
     assert e.ty == STRING and e.parts[-1].ty == BOOL
-    expr_fails('"${v}"', "cannot interpolate a value of type Vec<bigint>", "v", "string")
+    expr_fails('"${v}"', "cannot convert a value of type Vec<bigint> to a string", "v", "string")
 
 
 def test_if():
