@@ -12,6 +12,8 @@ rebinds the variable it changes:
 - `for (x in v) { body }` is a fold over v whose state is the variables the body changes;
 - `if (c) { ... } [else { ... }]` rebinds the variables either branch changes to an `if`
   expression over their values after each branch;
+- `var x = m.remove(k);` binds x to the value the key had and removes it from m (DDlog's
+  Map `remove`); `v.swap_nth(i, x);` trades v's element i for x's value;
 - `return e;` makes `e` the function's value: the statements after it are dropped, and an
   `if` statement with a branch that returns becomes an `if` expression whose other branch
   goes on with the rest of the block.
