@@ -29,6 +29,11 @@ COLLECTIONS = (TVec, TSet, TGroup)
 # -- receivers -------------------------------------------------------------------------------
 
 
+def want_index(a: Args, i: int, what: str) -> None:
+    """Argument `i` is an index or size: any integer type, a literal a usize."""
+    a.want(i, isinstance(a.infer(i, USIZE), TInt), f"an integer {what}")
+
+
 def _items_spark(c, t: Type):
     """The array of elements of a Vec, Set or Group column."""
     return c.getField("items") if isinstance(t, TGroup) else c
@@ -241,8 +246,7 @@ def _len_python(args, types, ty):
 
 def _nth_type(a: Args, hint) -> Type:
     t = _receiver(a)
-    i = a.infer(1, USIZE)
-    a.want(1, isinstance(i, TInt), "an integer index")
+    want_index(a, 1, "index")
     return TOption(t.elem)
 
 
@@ -387,7 +391,7 @@ def _range_python(args, types, ty):
 
 def _resize_type(a: Args, hint) -> Type:
     t = _same_vec(a, hint)
-    a.want(1, isinstance(a.infer(1, USIZE), TInt), "an integer size")
+    want_index(a, 1, "size")
     a.check(2, t.elem)
     return t
 
@@ -408,13 +412,13 @@ def _resize_python(args, types, ty):
 
 def _truncate_type(a: Args, hint) -> Type:
     t = _same_vec(a, hint)
-    a.want(1, isinstance(a.infer(1, USIZE), TInt), "an integer size")
+    want_index(a, 1, "size")
     return t
 
 
 def _update_nth_type(a: Args, hint) -> Type:
     t = _same_vec(a, hint)
-    a.want(1, isinstance(a.infer(1, USIZE), TInt), "an integer index")
+    want_index(a, 1, "index")
     a.check(2, t.elem)
     return t
 
@@ -499,14 +503,6 @@ def _unwrap_default_spark(sx, args, types, ty):
 def _is_empty_type(a: Args, hint) -> Type:
     _len_type(a, hint)
     return BOOL
-
-
-def _fixed(*types: Type, result: Type):
-    def rule(a: Args, hint) -> Type:
-        for i, t in enumerate(types):
-            a.check(i, t)
-        return result
-    return rule
 
 
 def _dedup_python(args, types, ty):

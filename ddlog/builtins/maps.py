@@ -14,7 +14,8 @@ take the accumulator first.
 from __future__ import annotations
 
 from ddlog.builtins.base import Args, Builtin
-from ddlog.types import BOOL, USIZE, TGroup, TInt, TMap, TOption, TSet, TTuple, TVec, Type
+from ddlog.builtins.library import want_index
+from ddlog.types import BOOL, USIZE, TGroup, TMap, TOption, TSet, TTuple, TVec, Type
 from ddlog.values import canonical_map
 
 # -- type rules ------------------------------------------------------------------------------
@@ -86,14 +87,12 @@ def _fold_type(a: Args, hint) -> Type:
     return acc
 
 
-def _size_type(a: Args, hint) -> Type:
-    _receiver(a)
-    return USIZE
-
-
-def _is_empty_type(a: Args, hint) -> Type:
-    _receiver(a)
-    return BOOL
+def _of_map(result: Type):
+    """The rule of a function of a Map alone returning `result`."""
+    def rule(a: Args, hint) -> Type:
+        _receiver(a)
+        return result
+    return rule
 
 
 def _insert_type(a: Args, hint) -> Type:
@@ -119,7 +118,7 @@ def _union_type(a: Args, hint) -> Type:
 def _nth_type(part: str):
     def rule(a: Args, hint) -> Type:
         t = _receiver(a)
-        a.want(1, isinstance(a.infer(1, USIZE), TInt), "an integer index")
+        want_index(a, 1, "index")
         return TOption(getattr(t, part))
     return rule
 
@@ -312,9 +311,9 @@ MAP_ONLY: dict[str, Builtin] = {b.name: b for b in [
 
 # A Map's version of functions other receivers have too (joined with theirs by `overload`).
 ON_MAPS: dict[str, Builtin] = {b.name: b for b in [
-    Builtin("size", 1, "size(Map<K, V>) -> usize", "number of entries", _size_type,
+    Builtin("size", 1, "size(Map<K, V>) -> usize", "number of entries", _of_map(USIZE),
             lambda sx, a, ts, t: sx.F.size(a[0]).cast("long"), lambda a, ts, t: len(a[0])),
-    Builtin("is_empty", 1, "is_empty(Map<K, V>) -> bool", "no entry", _is_empty_type,
+    Builtin("is_empty", 1, "is_empty(Map<K, V>) -> bool", "no entry", _of_map(BOOL),
             lambda sx, a, ts, t: sx.F.size(a[0]) == 0, lambda a, ts, t: not a[0]),
     Builtin("insert", 3, "insert(Map<K, V>, K, V) -> Map<K, V>",
             "the Map with the key's value set (`m.insert(k, v);` changes m)", _insert_type,
