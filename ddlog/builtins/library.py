@@ -389,11 +389,14 @@ def _range_python(args, types, ty):
     return tuple(range(lo, hi, step)) if step != 0 else ()
 
 
-def _resize_type(a: Args, hint) -> Type:
-    t = _same_vec(a, hint)
-    want_index(a, 1, "size")
-    a.check(2, t.elem)
-    return t
+def _vec_index_elem(what: str):
+    """The rule of `f(Vec<A>, usize, A) -> Vec<A>` (resize, update_nth)."""
+    def rule(a: Args, hint) -> Type:
+        t = _same_vec(a, hint)
+        want_index(a, 1, what)
+        a.check(2, t.elem)
+        return t
+    return rule
 
 
 def _resize_spark(sx, args, types, ty):
@@ -413,13 +416,6 @@ def _resize_python(args, types, ty):
 def _truncate_type(a: Args, hint) -> Type:
     t = _same_vec(a, hint)
     want_index(a, 1, "size")
-    return t
-
-
-def _update_nth_type(a: Args, hint) -> Type:
-    t = _same_vec(a, hint)
-    want_index(a, 1, "index")
-    a.check(2, t.elem)
     return t
 
 
@@ -654,7 +650,7 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
     Builtin("reverse_imm", 1, "reverse_imm(Vec<A>) -> Vec<A>", "in reverse order", _same_vec,
             lambda sx, a, ts, t: sx.F.reverse(a[0]), lambda a, ts, t: tuple(reversed(a[0]))),
     Builtin("resize", 3, "resize(Vec<A>, usize, A) -> Vec<A>",
-            "cut or padded with the value to the size", _resize_type, _resize_spark,
+            "cut or padded with the value to the size", _vec_index_elem("size"), _resize_spark,
             _resize_python),
     Builtin("truncate", 2, "truncate(Vec<A>, usize) -> Vec<A>", "the first n elements",
             _truncate_type,
@@ -662,7 +658,7 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
                                             .cast("int")),
             lambda a, ts, t: tuple(a[0][:max(a[1], 0)])),
     Builtin("update_nth", 3, "update_nth(Vec<A>, usize, A) -> Vec<A>",
-            "the element at the index replaced (no change beyond the end)", _update_nth_type,
+            "the element at the index replaced (no change beyond the end)", _vec_index_elem("index"),
             _update_nth_spark, _update_nth_python),
     Builtin("zip", 2, "zip(Vec<A>, Vec<B>) -> Vec<(A, B)>",
             "the pairs of elements at one index, as long as the shorter Vec", _zip_type,
