@@ -368,6 +368,11 @@ def _empty_type(kind, name: str):
     return rule
 
 
+def empty_spark(sx, args, types, ty):
+    """An empty collection of the call's type."""
+    return sx.F.array().cast(sx.spark_type(ty))
+
+
 def _range_type(a: Args, hint) -> Type:
     elem = hint.elem if isinstance(hint, TVec) else None
     t = a.same(elem, lambda t: isinstance(t, TInt), "three integers of one type")
@@ -658,7 +663,8 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
                                             .cast("int")),
             lambda a, ts, t: tuple(a[0][:max(a[1], 0)])),
     Builtin("update_nth", 3, "update_nth(Vec<A>, usize, A) -> Vec<A>",
-            "the element at the index replaced (no change beyond the end)", _vec_index_elem("index"),
+            "the element at the index replaced (no change beyond the end)",
+            _vec_index_elem("index"),
             _update_nth_spark, _update_nth_python),
     Builtin("zip", 2, "zip(Vec<A>, Vec<B>) -> Vec<(A, B)>",
             "the pairs of elements at one index, as long as the shorter Vec", _zip_type,
@@ -674,12 +680,10 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
             lambda a, ts, t: (a[0],)),
     Builtin("vec_empty", 0, "vec_empty() -> Vec<A>", "an empty Vec (A from the context)",
             _empty_type(TVec, "vec_empty"),
-            lambda sx, a, ts, t: sx.F.array().cast(f"array<{_spark_name(sx, t.elem)}>"),
-            lambda a, ts, t: ()),
+            empty_spark, lambda a, ts, t: ()),
     Builtin("vec_with_capacity", 1, "vec_with_capacity(usize) -> Vec<A>",
             "an empty Vec (A from the context)", _empty_type(TVec, "vec_with_capacity"),
-            lambda sx, a, ts, t: sx.F.array().cast(f"array<{_spark_name(sx, t.elem)}>"),
-            lambda a, ts, t: ()),
+            empty_spark, lambda a, ts, t: ()),
     Builtin("range_vec", 3, "range_vec(N, N, N) -> Vec<N>, N an integer type",
             "from, up to (excluded), by step", _range_type, _range_spark, _range_python),
     # Set
@@ -714,8 +718,7 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
             lambda a, ts, t: (a[0],)),
     Builtin("set_empty", 0, "set_empty() -> Set<A>", "an empty Set (A from the context)",
             _empty_type(TSet, "set_empty"),
-            lambda sx, a, ts, t: sx.F.array().cast(f"array<{_spark_name(sx, t.elem)}>"),
-            lambda a, ts, t: ()),
+            empty_spark, lambda a, ts, t: ()),
     Builtin("default", 0, "default() -> T", "T's default value (0, \"\", false, empty, None, "
             "...; T from the context or `default(): T`)", _default_type,
             lambda sx, a, ts, t: sx.value(default_value(t), t),

@@ -14,7 +14,7 @@ take the accumulator first.
 from __future__ import annotations
 
 from ddlog.builtins.base import Args, Builtin
-from ddlog.builtins.library import want_index
+from ddlog.builtins.library import empty_spark, want_index
 from ddlog.types import BOOL, USIZE, TGroup, TMap, TOption, TSet, TTuple, TVec, Type
 from ddlog.values import canonical_map
 
@@ -212,10 +212,6 @@ def _nth_spark(part: str):
     return lower
 
 
-def _empty_spark(sx, a, ts, t):
-    return sx.F.array().cast(sx.spark_type(t))
-
-
 # -- Python: a tuple of (key, value) pairs -----------------------------------------------------
 
 
@@ -303,7 +299,7 @@ MAP_ONLY: dict[str, Builtin] = {b.name: b for b in [
             "the pairs as a Map (of pairs with one key, the last one's value stays)",
             _to_map_type, _to_map_spark, _to_map_python),
     Builtin("map_empty", 0, "map_empty() -> Map<K, V>", "an empty Map (K, V from the context)",
-            _empty_type, _empty_spark, lambda a, ts, t: ()),
+            _empty_type, empty_spark, lambda a, ts, t: ()),
     Builtin("map_singleton", 2, "map_singleton(K, V) -> Map<K, V>", "a Map of one entry",
             _singleton_type, lambda sx, a, ts, t: sx.F.array(_entry(sx, a[0], a[1])),
             lambda a, ts, t: ((a[0], a[1]),)),
