@@ -9,7 +9,8 @@ over a Map take the value (`|v|`) or the key and the value (`|k, v|`), as DDlog'
 take the accumulator first.
 
 `insert` and `remove` are DDlog's mutating methods: here functions returning the changed Map
-(a statement `m.remove(k);` changes m; DDlog's `remove` would also return the removed value).
+(a statement `m.remove(k);` changes m), and `var x = m.remove(k);` binds x to `map_remove`,
+the value the key had, as DDlog's `remove` returns it (ddlog/syntax/blocks.py).
 """
 from __future__ import annotations
 
@@ -27,15 +28,11 @@ def _receiver(a: Args, hint=None) -> TMap:
     return t
 
 
-def _params(a: Args, i: int, t: TMap, extra: tuple[Type, ...] = ()) -> int:
-    """How many of the entry's parts the closure at `i` takes: 1 (the value) or 2 (the key
-    and the value), after the `extra` parameters (fold's accumulator)."""
-    n = a.lambda_arity(i)
-    return 2 if n == len(extra) + 2 else 1
-
-
 def _closure(a: Args, i: int, t: TMap, extra: tuple[Type, ...] = (), hint=None) -> Type:
-    parts = (t.key, t.value) if _params(a, i, t, extra) == 2 else (t.value,)
+    """Type the closure at `i`: of the value, or of the key and the value when it has two
+    parameters after the `extra` ones (fold's accumulator); its result type."""
+    both = a.lambda_arity(i) == len(extra) + 2
+    parts = (t.key, t.value) if both else (t.value,)
     return a.lambda_body(i, *extra, *parts, hint=hint)
 
 
