@@ -62,6 +62,16 @@ def _map_type(a: Args, hint) -> Type:
     return TMap(t.key, _closure(a, 1, t))
 
 
+def _in_place_type(a: Args, hint) -> Type:
+    t = _receiver(a)
+    a.arity(2)
+    if a.lambda_arity(1) != 2:
+        a.fail("expects a closure of the key and the value changing the value "
+               "(`|k, v| v.x = e`)", 1)
+    a.lambda_body(1, t.key, t.value, changes=1)
+    return t
+
+
 def _map_keys_type(a: Args, hint) -> Type:
     t = _receiver(a)
     return TMap(a.lambda_body(1, t.key), t.value)
@@ -292,6 +302,9 @@ MAP_ONLY: dict[str, Builtin] = {b.name: b for b in [
             "the keys changed by the closure (of keys that collide, the last one's value stays)",
             _map_keys_type, _map_keys_spark,
             lambda a, ts, t: canonical_map((a[1](k), v) for k, v in a[0])),
+    Builtin("map_in_place", 2, "map_in_place(Map<K, V>, |K, mut V|) -> Map<K, V>",
+            "each value as the closure changes it (`m.map_in_place(|k, v| v.x = e);` changes m)",
+            _in_place_type, _map_spark, _map_python),
     Builtin("to_map", 1, "to_map(Vec<(K, V)> | Group<G, (K, V)>) -> Map<K, V>",
             "the pairs as a Map (of pairs with one key, the last one's value stays)",
             _to_map_type, _to_map_spark, _to_map_python),

@@ -76,7 +76,8 @@ class CallArgs:
                                                validate, what)
         return self.call.args[0].ty
 
-    def lambda_body(self, i: int, *params: Type, hint: Type | None = None) -> Type:
+    def lambda_body(self, i: int, *params: Type, hint: Type | None = None,
+                    changes: int | None = None) -> Type:
         lam = self.call.args[i]
         if isinstance(lam, ast.Var) and lam.name not in self.sc.vars \
                 and self.ck.is_function(lam.name, len(params)):
@@ -93,6 +94,7 @@ class CallArgs:
             raise error(f"function '{self.call.func}' expects a closure of {n} parameter"
                         f"{'' if n == 1 else 's'} (`{shape}`) as {self.argname(i)}, found "
                         f"{len(lam.params)}: {self.sig}", lam.span)
+        self._changes(lam, changes)
         for name, ann, t in zip(lam.params, lam.annotations or [None] * n, params):
             if ann is not None and self.ck.resolve(ann) != t:
                 raise mismatch(t, self.ck.resolve(ann), ann.span,
@@ -109,6 +111,20 @@ class CallArgs:
     def lambda_arity(self, i: int) -> int | None:
         lam = self.call.args[i]
         return len(lam.params) if isinstance(lam, ast.Lambda) else None
+
+    def _changes(self, lam: ast.Lambda, changes: int | None) -> None:
+        """A closure changes its parameter (`|k, v| v.x = e`) exactly where the function
+        wants its parameter number `changes` changed (DDlog's `mut` parameter)."""
+        want = lam.params[changes] if changes is not None else None
+        if lam.changes == want:
+            return
+        if want is None:
+            raise error(f"function '{self.call.func}' expects a closure that gives a value, "
+                        f"found one changing its parameter '{lam.changes}' (only a `mut` "
+                        f"parameter can be changed): {self.sig}", lam.span)
+        raise error(f"function '{self.call.func}' expects a closure changing its parameter "
+                    f"'{want}' (`|{', '.join(lam.params)}| {want}.f = e`): {self.sig}",
+                    lam.span)
 
     def fail(self, message: str, i: int | None = None) -> NoReturn:
         span = self.call.span

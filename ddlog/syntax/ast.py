@@ -226,13 +226,15 @@ class Lambda(Node):
     """A closure `|x| e`, `|a, x: T|: R { .. }` or `function(x: T): R { .. }`: only as the
     argument of a built-in function or method (`v.map(|x| x + 1)`, `g.fold(|a, x| a + x, 0)`).
     `annotations[i]` is the declared type of `params[i]` or None; `result` the declared result
-    type or None."""
+    type or None. `changes` names the parameter a closure changes (`|k, v| v.x = e`, a `mut`
+    parameter in DDlog): its body then gives that parameter's new value (map_in_place)."""
 
     params: list[str]
     body: "Expr"
     span: Span
     annotations: list["TypeExpr | None"] = field(default_factory=list)
     result: "TypeExpr | None" = None
+    changes: str | None = None
     ty: Type | None = field(default=None, compare=False)
 
 

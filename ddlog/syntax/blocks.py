@@ -38,7 +38,7 @@ Fail = Callable[[str, Span], DDlogError]  # the parser's error, located in its t
 # DDlog's methods that change their receiver (`mut` first parameter).
 MUTATING = frozenset({
     "push", "push_imm", "retain", "sort", "sort_by", "dedup", "reverse", "append", "resize",
-    "truncate", "update_nth", "insert", "remove", "clear", "extend",
+    "truncate", "update_nth", "insert", "remove", "clear", "extend", "map_in_place",
 })
 
 
@@ -127,6 +127,28 @@ def function_body(body: ast.Expr, fail: Fail) -> ast.Expr:
     if isinstance(body, PendingBlock) and not body.assigns:
         return block(body.statements, body.value, fail)
     return body
+
+
+def changing_closure(params: list[str], body: ast.Expr, span: Span,
+                     fail: Fail) -> tuple[ast.Expr, str | None]:
+    """A closure's body, and the parameter it changes when it assigns one (`|k, v| v.x = e`,
+    or a block doing so): DDlog's `mut` parameter, whose new value becomes the body's value,
+    `{ v.x = e; v }`."""
+    if not isinstance(body, PendingBlock) or not body.assigns:
+        return function_body(body, fail), None
+    outside = [m for m in body.assigns if m not in params]
+    if outside:
+        raise fail(f"a closure cannot assign '{outside[0]}', a variable declared outside it",
+                   assignment_span(body.statements, outside[0]))
+    if len(body.assigns) > 1 or body.returns:
+        raise fail("a closure can change one of its parameters, and then returns nothing", span)
+    name = body.assigns[0]
+    return block(body.statements, ast.Var(name, span), fail), name
+
+
+def assigning(target: ast.Expr, value: ast.Expr, span: Span, fail: Fail) -> ast.Expr:
+    """The body of `|k, v| v.x = e`: the block `{ v.x = e }`."""
+    return parsed_block([AssignStmt(target, value, span), None], span, fail)
 
 
 def statement(e: ast.Expr, span: Span) -> Statement:

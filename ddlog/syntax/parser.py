@@ -419,10 +419,22 @@ class Builder(Transformer):
 
     def lambda_expr(self, meta, ch):
         # `|p, ..| [: R] e` (BAR tokens around the parameters) or `function(p, ..) [: R] {..}`
-        params = [c for c in ch[:-2] if isinstance(c, tuple)]
-        return ast.Lambda([n for n, _ in params], blocks.function_body(ch[-1], self.fail),
-                          self.sp(meta),
-                          annotations=[t for _, t in params], result=ch[-2])
+        return self._closure(ch[:-2], ch[-1], ch[-2], self.sp(meta))
+
+    def lambda_assign(self, meta, ch):
+        # `|k, v| v.x = e`: a closure changing its parameter v
+        target, value = ch[-2], ch[-1]
+        at = Span(target.span.file, target.span.line, target.span.col, value.span.end_line,
+                  value.span.end_col)
+        body = blocks.assigning(target, value, at, self.fail)
+        return self._closure(ch[:-2], body, None, self.sp(meta))
+
+    def _closure(self, heads: list, body: ast.Expr, result, sp: Span) -> ast.Lambda:
+        params = [c for c in heads if isinstance(c, tuple)]
+        names = [n for n, _ in params]
+        body, changes = blocks.changing_closure(names, body, sp, self.fail)
+        return ast.Lambda(names, body, sp, annotations=[t for _, t in params], result=result,
+                          changes=changes)
 
     def binop(self, meta, ch):
         return ast.BinOp(str(ch[1]), ch[0], ch[2], self.sp(meta))

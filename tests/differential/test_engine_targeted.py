@@ -346,7 +346,7 @@ output relation Ops(k: bigint, out: (Option<string>, bool, Vec<bigint>, Vec<stri
                                      Map<bigint, string>))
 output relation Closures(k: bigint, out: (Map<bigint, string>, Map<bigint, string>,
                                           Map<bigint, bigint>, string, Option<string>, bool,
-                                          Map<bigint, string>))
+                                          Map<bigint, string>, Map<bigint, string>))
 output relation Built(k: bigint, m: Map<bigint, string>)
 output relation Grow(k: bigint, m: Map<bigint, string>)
 output relation Entries(k: bigint, key: bigint, v: string)
@@ -357,7 +357,8 @@ Ops(k, (m.get(1), m.contains_key(2), m.keys(), m.values(), m.nth_key(1), m.size(
 Closures(k, (m.map(|v| v ++ "!"), m.filter(|key, v| key > 1),
              m.filter_map(|key, v| if (key % 2 == 0) { Some{key * 10} } else { None }),
              m.fold(|a, key, v| "${a}${key}${v}", ""), m.find(|v| v != "a"),
-             m.any(|v| v == "b"), m.map_keys(|key| key / 2))) :- M(k, m).
+             m.any(|v| v == "b"), m.map_keys(|key| key / 2),
+             { var m2 = m; m2.map_in_place(|key, v| v = v ++ "${key}"); m2 })) :- M(k, m).
 Built(k, g.to_map()) :- P(k, key, v), var g = (key, v).group_by(k).
 Grow(k, m) :- Built(k, m).
 Grow(k, m.insert(m.size() as bigint + 100, "g")) :- Grow(k, m), m.size() < 4.

@@ -702,3 +702,14 @@ def test_cast_targets_are_limited():
     # generic types cannot be cast targets (a `>>` could close two of them)
     err("x as Vec<u8>", expr=True)
     err("x as (u8, u8)", expr=True)
+
+
+def test_a_closure_changes_only_its_own_parameter():
+    # `|k, v| v.x = e` changes v (a `mut` parameter in DDlog): its value is v's new value
+    lam = parse_expr("m.map_in_place(|k, v| v.x = v.x + 1)").args[1]
+    assert lam.changes == "v" and isinstance(lam.body, ast.Let)
+    ex = err("m.map_in_place(|k, v| x = 1)", expr=True)
+    assert ex.message == "a closure cannot assign 'x', a variable declared outside it"
+    assert at(ex) == (1, 23)
+    ex = err("m.map_in_place(|k, v| { k = 1; v = 2 })", expr=True)
+    assert ex.message.startswith("a closure can change one of its parameters")

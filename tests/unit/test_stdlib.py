@@ -106,6 +106,12 @@ M = '[3 -> "c", 1 -> "a", 2 -> "b"]'
     ("Vec<(bigint, string)>", f"{M}.to_vec()", ((1, "a"), (2, "b"), (3, "c"))),
     ("Map<string, bigint>", '[("b", 1), ("a", 2), ("b", 3)].to_map()', (("a", 2), ("b", 3))),
     ("Map<bigint, string>", "map_singleton(1, \"x\")", ((1, "x"),)),
+    # map_in_place's closure changes its `mut` value parameter
+    ("Map<bigint, (string, bigint)>", f"{{ var m = {M}.map(|k, v| (v, k)); "
+     "m.map_in_place(|k, v| v.1 = v.1 * 10 + k); m }", ((1, ("a", 11)), (2, ("b", 22)),
+                                                        (3, ("c", 33)))),
+    ("Map<bigint, string>", f"{{ var m = {M}; m.map_in_place(|k, v| {{ v = v ++ v; "
+     "if (k == 2) { v = \"-\" } }); m }", ((1, "aa"), (2, "-"), (3, "cc"))),
     ("Map<bigint, string>", "map_empty()", ()),
     ("string", f"{{ var s = \"\"; for (e in {M}) {{ s = s ++ e.1 ++ e.0 }}; s }}", "a1b2c3"),
     ("u32", "pow32(2: u32, 32)", 0),
@@ -165,6 +171,12 @@ def test_library_type_errors():
                "default", result="string")
     expr_fails("pow32(2, x)", "type mismatch: expected bit<32>, found bigint", "x)",
                result="u64")
+    expr_fails("[1 -> 2].map_in_place(|k, v| v + 1)", "function 'map_in_place' expects a "
+               "closure changing its parameter 'v' (`|k, v| v.f = e`)", "|k, v|",
+               result="Map<bigint, bigint>")
+    expr_fails("[1 -> 2].map(|k, v| v = 1)", "function 'map' expects a closure that gives a "
+               "value, found one changing its parameter 'v'", "|k, v|",
+               result="Map<bigint, bigint>")
     expr_fails("[1 -> 2].insert(1)", "method 'insert' expects 2 arguments after the receiver, "
                "found 1", "[1 -> 2]")
 
