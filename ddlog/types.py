@@ -293,6 +293,12 @@ class RelationInfo:
     role: str  # 'input' | 'output' | 'internal'
     columns: tuple[tuple[str, Type], ...]
     span: Span
+    ctor: str | None = None  # `relation R[T]`: T's constructor names its records (else R)
+
+    @property
+    def record(self) -> str:
+        """The constructor of its records, as `r in R(..)` builds them and `dump` prints."""
+        return self.ctor or self.name
 
     @property
     def arity(self) -> int:

@@ -33,7 +33,12 @@ def read_dat(db: Database, path: str) -> dict[str, set[tuple]]:
         elif isinstance(cmd, C.Update):
             row = db.row(cmd.atom, cmd.kind, path, text)
             rows = target.setdefault(cmd.atom.relation, set())
-            (rows.add if cmd.kind == "insert" else rows.discard)(row)
+            if cmd.kind == "delete":
+                rows.discard(row)
+            else:
+                db.replay_insert(rows, row, cmd, path, text)
+        elif isinstance(cmd, (C.Modify, C.DeleteKey)):
+            db.replay_by_key(target.setdefault(cmd.relation, set()), cmd, path, text)
         elif isinstance(cmd, C.Clear):
             db.input_relation(cmd.relation, cmd.span, text, "clear")
             target[cmd.relation] = set()

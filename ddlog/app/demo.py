@@ -34,7 +34,7 @@ def rows(df, info) -> list[tuple]:
 def show_changes(p: Program, changes: dict) -> None:
     for name in sorted(changes):
         info = p.relations[name]
-        lines = [f"{format_record(name, info.columns, r[:info.arity])}: {r[-1]:+d}"
+        lines = [f"{format_record(info.record, info.columns, r[:info.arity])}: {r[-1]:+d}"
                  for r in rows(changes[name], info)]
         if lines:
             print(f"{name}:")
@@ -48,7 +48,7 @@ def apply(p: Program, text: str, file: str) -> None:
         if isinstance(cmd, commands.Update):
             info = p.relations[cmd.atom.relation]
             row = row_of(cmd.atom, info, file, source)
-            (p.insert if cmd.kind == "insert" else p.delete)(info.name, [row])
+            (p.delete if cmd.kind == "delete" else p.insert)(info.name, [row])
 
 
 def main() -> int:
@@ -84,7 +84,7 @@ commit;"""
         if info.role == "output":
             print(f"{name}:")
             for r in rows(p.relation(name), info):
-                print(format_record(name, info.columns, r))
+                print(format_record(info.record, info.columns, r))
             print()
     p.spark.stop()
     return 0

@@ -196,8 +196,9 @@ class Shell:
             if self.txn is None:
                 raise self._error("rollback: no transaction in progress", cmd)
             self.txn = None
-        elif isinstance(cmd, (C.Update, C.Clear)):
-            verb = cmd.kind if isinstance(cmd, C.Update) else "clear"
+        elif isinstance(cmd, (C.Update, C.Modify, C.DeleteKey, C.Clear)):
+            verb = cmd.kind if isinstance(cmd, C.Update) else \
+                {C.Modify: "modify", C.DeleteKey: "delete_key", C.Clear: "clear"}[type(cmd)]
             if self.txn is None:
                 raise self._error(f"{verb} outside a transaction: start one with `start;`", cmd)
             db.apply(self.txn, cmd, self.file, self.source())
@@ -253,7 +254,7 @@ def feed_commands(db: Database, txn: Transaction, text: str, file: str) -> int:
             started = True
         elif isinstance(cmd, C.Commit):
             started = False
-        elif isinstance(cmd, (C.Update, C.Clear)):
+        elif isinstance(cmd, (C.Update, C.Modify, C.DeleteKey, C.Clear)):
             db.apply(txn, cmd, file, text)
             n += 1
         elif isinstance(cmd, C.Echo):

@@ -9,9 +9,9 @@ After `ddlog.check.rules.check_program(ast_program)`:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from ddlog.syntax.ast import Program, Rule
+from ddlog.syntax.ast import Expr, Program, Rule
 from ddlog.types import RelationInfo, Type
 
 
@@ -21,6 +21,8 @@ class CheckedProgram:
     relations: dict[str, RelationInfo]  # in declaration order
     types: dict[str, Type]  # typedef name -> resolved type
     rules: list[Rule]  # typed, functions inlined, atoms positional
+    # input relation -> its primary key over its columns (ddlog.check.rules.check_keys)
+    keys: dict[str, Expr] = field(default_factory=dict)
 
     @property
     def file(self) -> str:

@@ -136,7 +136,7 @@ def _check_typedefs(prog: ast.Program) -> dict[str, ast.TypeDef]:
     taken = set(defs) | {c.name for d in defs.values() for c in d.ctors or []}
     for r in prog.relations:
         distinct = len({c.name for c in r.columns}) == len(r.columns)  # else reported below
-        reserved = r.name in GENERICS or r.name in OPTION_CTORS
+        reserved = r.name in GENERICS or r.name in OPTION_CTORS or r.record is not None
         if r.name not in taken and distinct and not reserved:
             defs[r.name] = ast.TypeDef(r.name, None, [ast.Constructor(r.name, r.columns,
                                                                       r.span)], r.span)
@@ -169,6 +169,9 @@ def resolve_decls(prog: ast.Program) -> Decls:
                 decls.ctors.setdefault(c.name, (t, c))
 
     for r in _unique(prog.relations, "relation").values():
+        if r.record is not None:
+            decls.relations[r.name] = _of_type(r, res.resolve(r.record))
+            continue
         _unique(r.columns, "column", f"relation '{r.name}'")
         cols = tuple((c.name, res.resolve(c.type)) for c in r.columns)
         decls.relations[r.name] = RelationInfo(r.name, r.role, cols, r.span)
@@ -183,3 +186,13 @@ def resolve_decls(prog: ast.Program) -> Decls:
                         "that no parameter has", f.result.span)
         decls.functions[f.name] = FuncInfo(f, params, result, generic)
     return decls
+
+
+def _of_type(r: ast.RelationDecl, t: Type) -> RelationInfo:
+    """`relation R[T]`: the columns are the fields of T's one constructor."""
+    if not isinstance(t, TStruct) or len(t.ctors) != 1:
+        raise error(f"relation '{r.name}' is declared with type {t}: its records must be of a "
+                    "type of one constructor (`typedef T = T{a: A, ..}`, or a relation)",
+                    r.record.span)
+    c = t.ctors[0]
+    return RelationInfo(r.name, r.role, c.fields, r.span, ctor=c.name)

@@ -33,13 +33,40 @@ def check_program(prog: ast.Program) -> CheckedProgram:
         for f in function_order(decls):
             check_function(ck, f)
         rules = [check_rule(ck, rule) for rule in prog.rules]
+        keys = check_keys(ck, prog, decls)
     except TypeCheckError as e:
         if e.source is None:
             # an error in an imported module quotes that module's text
             in_module = e.span is not None and e.span.file in prog.sources
             e.source = prog.sources[e.span.file] if in_module else prog.source
         raise
-    return CheckedProgram(prog, decls.relations, decls.types, rules)
+    return CheckedProgram(prog, decls.relations, decls.types, rules, keys)
+
+
+def check_keys(ck: ExprChecker, prog: ast.Program, decls: Decls) -> dict[str, ast.Expr]:
+    """The primary keys (`primary key (x) e`) of input relations, each as an expression over
+    the relation's columns `key_columns(n)`: `{ var x = R{__key0, ..}; e }`, typed."""
+    keys: dict[str, ast.Expr] = {}
+    for r in prog.relations:
+        if r.key is None:
+            continue
+        rel = decls.relations[r.name]
+        sp = r.key.span
+        if rel.role != "input":
+            raise error(f"only an input relation has a primary key; '{rel.name}' is an "
+                        f"{rel.role} relation", sp)
+        cols = key_columns(rel.arity)
+        record = ast.StructLit(rel.record, [(None, ast.Var(c, sp)) for c in cols], sp)
+        sc = Scope(dict(zip(cols, rel.column_types)),
+                   lambda v: f"unknown variable '{v}' in the primary key of '{rel.name}'",
+                   frozenset())
+        keys[r.name] = ck.infer(ast.Let(r.key.var, record, r.key.expr, sp), sc)
+    return keys
+
+
+def key_columns(n: int) -> list[str]:
+    """The variables a primary key expression (check_keys) reads the columns from."""
+    return [f"__key{i}" for i in range(n)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,7 +205,8 @@ class RuleChecker:
                 # `d in R(..)` binds d next: var d = R{c1, .., cn}
                 atom = item.atom
                 fields = [(None, ast.Var(a.name, a.span)) for a in atom.args]
-                assign = ast.BodyAssign(item.record, ast.StructLit(atom.relation, fields,
+                rel = self.relation(atom)
+                assign = ast.BodyAssign(item.record, ast.StructLit(rel.record, fields,
                                                                    atom.span), item.span)
                 self._BodyAssign(assign)
                 body.append(assign)
@@ -190,6 +218,8 @@ class RuleChecker:
         rel = self.relation(atom)
         if rel.role == "input":
             raise error(f"cannot derive input relation '{rel.name}'", atom.span)
+        if atom.whole is not None:
+            self.whole_head(atom, rel)
         self.positional(atom, rel, head=True)
         sc = self.scope(lambda v: f"unbound variable '{v}' in rule head")
         for i, (arg, (col, t)) in enumerate(zip(atom.args, rel.columns)):
@@ -197,6 +227,16 @@ class RuleChecker:
                 raise error("'_' is not allowed in a rule head: every column needs a value",
                             arg.span)
             atom.args[i] = self.ck.check(arg, sc, t, f"column '{col}' of '{rel.name}'")
+
+    def whole_head(self, atom: ast.Atom, rel: RelationInfo) -> None:
+        """`R[e]`: the columns are the fields of the record e, of R's record type."""
+        sc = self.scope(lambda v: f"unbound variable '{v}' in rule head")
+        t = self.ck.decls.ctors[rel.record][0] if rel.record in self.ck.decls.ctors else None
+        if t is None:
+            raise error(f"relation '{rel.name}' has no record type", atom.span)
+        e = self.ck.check(atom.whole, sc, t, f"the record of '{rel.name}'")
+        atom.args = [ast.FieldAccess(copy.deepcopy(e), name, e.span) for name in rel.column_names]
+        atom.whole = None
 
     def _BodyAtom(self, item: ast.BodyAtom) -> None:
         atom = item.atom

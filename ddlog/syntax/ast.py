@@ -329,6 +329,7 @@ class Atom(Node):
     args: list[Expr]
     span: Span
     names: list[str] | None = None
+    whole: "Expr | None" = None  # `R[e]`: the whole record e (args are then empty)
 
 
 @dataclass
@@ -433,6 +434,19 @@ class RelationDecl(Node):
     role: str
     name: str
     columns: list[Field]
+    span: Span
+    # `relation R[T]`: its records are T's (a struct type of one constructor), whose fields
+    # the checker makes its columns
+    record: "TypeExpr | None" = None
+    key: "PrimaryKey | None" = None
+
+
+@dataclass
+class PrimaryKey(Node):
+    """`primary key (x) e`: the key of the record x is e."""
+
+    var: str
+    expr: Expr
     span: Span
 
 

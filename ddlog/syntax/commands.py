@@ -57,6 +57,26 @@ class Update:
 
 
 @dataclass
+class Modify:
+    """`modify R k <- v;`: the record of input relation R whose primary key is k, changed by v
+    (a record that gives new values to some of its fields, ddlog/values/literals.py `mutate`)."""
+
+    relation: str
+    key: ast.Expr
+    value: ast.Expr
+    span: Span
+
+
+@dataclass
+class DeleteKey:
+    """`delete_key R k;`: the record of R whose primary key is k goes."""
+
+    relation: str
+    key: ast.Expr
+    span: Span
+
+
+@dataclass
 class Clear:
     relation: str
     span: Span
@@ -79,7 +99,7 @@ class Exit:
     span: Span
 
 
-Command = Union[Start, Commit, Rollback, Update, Clear, Dump, Echo, Exit]
+Command = Union[Start, Commit, Rollback, Update, Modify, DeleteKey, Clear, Dump, Echo, Exit]
 
 # ---------------------------------------------------------------------------------------------
 # Tree -> commands
@@ -103,6 +123,18 @@ class _CommandBuilder(Builder):
         return str(ch[0])
 
     update_end = update_kind
+
+    def c_modify(self, meta, ch):
+        return Modify(str(ch[0]), ch[1], ch[2], self.sp(meta))
+
+    def c_delete_key(self, meta, ch):
+        return DeleteKey(str(ch[0]), ch[1], self.sp(meta))
+
+    def json_lit(self, meta, ch):
+        text = self.decode_string(ch[1])  # ch[0] is `@json`
+        if not isinstance(text, ast.Lit):
+            raise self.fail("a @json value is a plain string (no ${...})", text.span)
+        return ast.Lit(text.value, "json", self.sp(meta))
 
     def c_clear(self, meta, ch):
         return Clear(str(ch[0]), self.sp(meta))

@@ -36,8 +36,9 @@ from grammar import program_parser
 # ---------------------------------------------------------------------------------------------
 # Lark errors -> ParseError
 
-_LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "FLOAT", "STRING", "TRUE", "FALSE"}
-_READABLE = {"UIDENT": "identifier", "LIDENT": "identifier", "DOT": "'.'", "END_DOT": "'.'",
+_LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "FLOAT", "STRING", "TRUE", "FALSE", "JSON"}
+_READABLE = {"UIDENT": "identifier", "LIDENT": "identifier", "WHOLE": "identifier",
+             "DOT": "'.'", "END_DOT": "'.'",
              "$END": "end of input", "WILDCARD": "'_'"}
 # Binary and postfix operators: listed as one word after an operand, where all of them fit.
 _OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "LE", "GT", "GE", "BAR", "CARET", "AMP", "SHL",
@@ -244,7 +245,16 @@ class Builder(Transformer):
 
     def relation_decl(self, meta, ch):
         role = ch[0] or "internal"
-        return ast.RelationDecl(role, str(ch[1]), _strip_none(ch[2:]), self.sp(meta))
+        return ast.RelationDecl(role, str(ch[1]), _strip_none(ch[2:-1]), self.sp(meta),
+                                key=ch[-1])
+
+    def relation_of_type(self, meta, ch):
+        role = ch[0] or "internal"
+        return ast.RelationDecl(role, str(ch[1])[:-1], [], self.sp(meta), record=ch[2],
+                                key=ch[3])
+
+    def primary_key(self, meta, ch):
+        return ast.PrimaryKey(str(ch[0]), ch[1], self.sp(meta))
 
     def import_decl(self, meta, ch):
         return ast.Import(str(ch[0]), str(ch[1]) if ch[1] is not None else None, self.sp(meta))
@@ -278,6 +288,9 @@ class Builder(Transformer):
                             names=[it.name for it in items])
         return ast.Atom(name, items, self.sp(meta))
 
+    def atom_whole(self, meta, ch):
+        return ast.Atom(str(ch[0])[:-1], [], self.sp(meta), whole=ch[1])
+
     def positional_args(self, meta, ch):
         return "positional", _strip_none(ch)
 
@@ -297,13 +310,28 @@ class Builder(Transformer):
             seen.add(it.name)
 
     def body_atom(self, meta, ch):
-        return [ast.BodyAtom(ch[0], False, self.sp(meta))]
+        atom = ch[0]
+        if atom.whole is None:
+            return [ast.BodyAtom(atom, False, self.sp(meta))]
+        # `R[x]` binds x to the whole record, as `x in R()` does
+        if not isinstance(atom.whole, ast.Var):
+            raise self.fail(f"in a rule's body, `{atom.relation}[x]` binds a new variable x to "
+                            "the whole record (compare it in a condition)", atom.whole.span)
+        return [ast.BodyAtom(ast.Atom(atom.relation, [], atom.span), False, self.sp(meta),
+                             record=atom.whole.name)]
 
     def body_not(self, meta, ch):
+        self._no_whole(ch[1])
         return [ast.BodyAtom(ch[1], True, self.sp(meta))]
 
     def body_in(self, meta, ch):
+        self._no_whole(ch[1])
         return [ast.BodyAtom(ch[1], False, self.sp(meta), record=str(ch[0]))]
+
+    def _no_whole(self, atom: ast.Atom) -> None:
+        if atom.whole is not None:
+            raise self.fail(f"write `{atom.relation}(..)` here: `{atom.relation}[x]` binds a "
+                            "record only as a term of its own", atom.span)
 
     # `Some{var x} = e` / `(var a, var b) = e`: one valuation when e matches, none otherwise:
     # var __b = FlatMap(match (e) { pattern -> [(a, b)], _ -> [] }), var a = __b.0, ...

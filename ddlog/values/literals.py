@@ -9,14 +9,15 @@ string "a"`.
 from __future__ import annotations
 
 import dataclasses
-
+import json
 import math
 import struct
 from typing import Any
 
 from ddlog.errors import DDlogError, Span
 from ddlog.syntax import ast
-from ddlog.types import RelationInfo, TFloat, TInt, TOption, TStruct, Type, TypeMapping
+from ddlog.types import (RelationInfo, TFloat, TInt, TMap, TOption, TString, TStruct, Type,
+                         TypeMapping)
 from ddlog.values import Record, canonical_map, canonical_set
 
 # Spark stores bigint as a 64-bit long (runtime/schema.py), so a bigint constant must fit in one.
@@ -26,6 +27,15 @@ _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 def value_of(expr: ast.Expr, ty: Type, file: str = "<input>", source: str | None = None) -> Any:
     """The value of the constant expression `expr` as a value of type `ty`."""
     return _Converter(file, source).convert(expr, ty)
+
+
+def mutated(old: Any, expr: ast.Expr, ty: Type, file: str = "<input>",
+            source: str | None = None) -> Any:
+    """`old` changed by the record `expr` of a `modify` command, as DDlog changes it: a
+    constructor of old's one changes the fields it gives (recursively), a Map `[(k, v), ..]`
+    changes the keys it gives (`(k, ())` removes k, a new key takes v), anything else is the
+    new value."""
+    return _Converter(file, source).mutate(old, expr, ty)
 
 
 def row_of(atom: ast.Atom, rel: RelationInfo, file: str = "<input>",
@@ -111,12 +121,52 @@ class _Converter:
 
     # -- conversion --
 
+    def mutate(self, old: Any, e: ast.Expr, ty: Type) -> Any:
+        if isinstance(ty, TStruct) and isinstance(e, ast.StructLit) \
+                and isinstance(old, Record) and old.ctor == e.ctor:
+            ctor = ty.ctor(e.ctor)
+            if all(n is None for n, _ in e.fields):
+                if len(e.fields) != len(ctor.fields):
+                    raise self.error(f"constructor {ctor.name} has {len(ctor.fields)} "
+                                     f"field(s), found {len(e.fields)}", e.span)
+                given = {n: x for (_, x), (n, _) in zip(e.fields, ctor.fields)}
+            else:
+                given = dict(e.fields)
+            for n, x in given.items():
+                if ctor.field_type(n) is None:
+                    raise self.error(f"constructor {ctor.name} has no field '{n}'", x.span)
+            return Record(old.ctor, tuple(
+                self.mutate(v, given[n], t) if n in given else v
+                for v, (n, t) in zip(old.values, ctor.fields)))
+        if isinstance(ty, TMap) and isinstance(e, ast.VecLit):
+            entries = dict(old)
+            for item in e.items:
+                if not isinstance(item, ast.TupleLit) or len(item.items) != 2:
+                    raise self.error(f"expected an entry (key, value) of {ty}, found "
+                                     f"{self.describe(item)}", item.span)
+                k = self.convert(item.items[0], ty.key)
+                v = item.items[1]
+                if isinstance(v, ast.TupleLit) and not v.items:
+                    entries.pop(k, None)  # `(k, ())`: the key goes
+                elif k in entries:
+                    entries[k] = self.mutate(entries[k], v, ty.value)
+                else:
+                    entries[k] = self.convert(v, ty.value)
+            return canonical_map(entries.items())
+        return self.convert(e, ty)
+
     def convert(self, e: ast.Expr, ty: Type) -> Any:
         if isinstance(e, ast.UnOp) and e.op == "-" and isinstance(e.operand, ast.Lit) \
                 and e.operand.kind in ("int", "float"):
             # normally folded by the parser; accept an AST built by other means
             e = ast.Lit(-e.operand.value, e.operand.kind, e.span, e.operand.width,
                         e.operand.signed)
+        if isinstance(e, ast.Lit) and e.kind == "json":
+            try:
+                data = json.loads(e.value)
+            except ValueError as err:
+                raise self.error(f"this @json value is not JSON: {err}", e.span) from None
+            return _JSON(ty, data, self, e)
         value = _CONSTANT(ty, e, self)
         if value is _NO:
             raise self.mismatch(e, ty)
@@ -239,3 +289,85 @@ class _Constant(TypeMapping):
 
 
 _CONSTANT = _Constant()
+
+
+class _Json(TypeMapping):
+    """A value written in JSON (`@json"..."`), as DDlog's serde form has it: objects for
+    structs (`{"Ctor": {..}}` for a type of several constructors) and for Maps with string
+    keys, arrays for tuples, Vecs, Sets and other Maps (of [key, value] pairs), null for None."""
+
+    UNSUPPORTED = frozenset({"on_group", "on_func"})
+
+    def unsupported(self, t, data, conv, e):
+        raise conv.error(f"values of type {t} cannot be written as constants", e.span)
+
+    def wrong(self, t, data, conv, e):
+        raise conv.error(f"expected {t}, found the JSON value {json.dumps(data)[:40]}", e.span)
+
+    def on_bool(self, t, data, conv, e):
+        return data if isinstance(data, bool) else self.wrong(t, data, conv, e)
+
+    def on_string(self, t, data, conv, e):
+        return data if isinstance(data, str) else self.wrong(t, data, conv, e)
+
+    def on_int(self, t, data, conv, e):
+        if not isinstance(data, int) or isinstance(data, bool):
+            self.wrong(t, data, conv, e)
+        return conv.integer(ast.Lit(data, "int", e.span), t)
+
+    def on_float(self, t, data, conv, e):
+        if not isinstance(data, (int, float)) or isinstance(data, bool):
+            self.wrong(t, data, conv, e)
+        return conv.floating(ast.Lit(float(data), "float", e.span), t)
+
+    def items(self, t, data, conv, e, n: int | None = None) -> list:
+        if not isinstance(data, list) or (n is not None and len(data) != n):
+            self.wrong(t, data, conv, e)
+        return data
+
+    def on_tuple(self, t, data, conv, e):
+        items = self.items(t, data, conv, e, len(t.items))
+        return tuple(self(it, x, conv, e) for x, it in zip(items, t.items))
+
+    def on_vec(self, t, data, conv, e):
+        return tuple(self(t.elem, x, conv, e) for x in self.items(t, data, conv, e))
+
+    def on_set(self, t, data, conv, e):
+        return canonical_set(self(t.elem, x, conv, e) for x in self.items(t, data, conv, e))
+
+    def on_map(self, t, data, conv, e):
+        if isinstance(data, dict):  # its keys are JSON strings (numbers as text, as serde's)
+            return canonical_map((self.key(t.key, k, conv, e), self(t.value, v, conv, e))
+                                 for k, v in data.items())
+        return canonical_map(self(t.elem, x, conv, e) for x in self.items(t, data, conv, e))
+
+    def key(self, t, text: str, conv, e):
+        if isinstance(t, TString):
+            return text
+        try:
+            return self(t, json.loads(text), conv, e)
+        except ValueError:
+            return self.wrong(t, text, conv, e)
+
+    def on_option(self, t, data, conv, e):
+        return None if data is None else self(t.elem, data, conv, e)
+
+    def on_struct(self, t, data, conv, e):
+        ctor = t.ctors[0]
+        if len(t.ctors) > 1:  # `{"Ctor": {fields}}`, or `"Ctor"` when it has none
+            if isinstance(data, str):
+                data = {data: {}}
+            if not isinstance(data, dict) or len(data) != 1 or t.ctor(next(iter(data))) is None:
+                self.wrong(t, data, conv, e)
+            name, data = next(iter(data.items()))
+            ctor = t.ctor(name)
+        if not isinstance(data, dict):
+            self.wrong(t, data, conv, e)
+        missing = [n for n, _ in ctor.fields if n not in data]
+        if missing:
+            raise conv.error(f"missing field(s) of {ctor.name} in the JSON value: "
+                             f"{', '.join(missing)}", e.span)
+        return Record(ctor.name, tuple(self(ft, data[n], conv, e) for n, ft in ctor.fields))
+
+
+_JSON = _Json()

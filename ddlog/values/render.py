@@ -28,7 +28,7 @@ Changes = dict[str, list[tuple[tuple, int]]]
 
 
 def record(info: RelationInfo, row: tuple) -> str:
-    return format_record(info.name, info.columns, row)
+    return format_record(info.record, info.columns, row)
 
 
 def dump_lines(info: RelationInfo, rows: Iterable[tuple]) -> list[str]:

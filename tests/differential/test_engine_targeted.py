@@ -364,6 +364,10 @@ Grow(k, m) :- Built(k, m).
 Grow(k, m.insert(m.size() as bigint + 100, "g")) :- Grow(k, m), m.size() < 4.
 Entries(k, key, v) :- M(k, m), var e = FlatMap(m), (var key, var v) = e.
 Loop(k, { var s = ""; for (e in m) { if (e.0 > 0) { s = s ++ e.1 ++ e.0 } }; s }) :- M(k, m).
+// relations of a record type, whole records in heads and bodies
+output relation Whole[M]
+Whole[r] :- M[r], r.m.size() > 1.
+Whole[M{r.k + 100, r.m}] :- Whole[r], r.k < 100.
 
 // more of DDlog's library and statements: a program's to_string, default(): T, pow32,
 // Map remove giving the removed value, swap_nth, a rule of two heads

@@ -252,3 +252,63 @@ def test_shell_output_format(cli, tmp_path):
     r = cli("shell", program, input=FORMAT_SCRIPT)
     assert r.code == 0, r
     assert r.out == FORMAT_OUTPUT, r
+
+
+KEYS_PROGRAM = """
+typedef Item = Item{id: u32, name: string, tags: Map<string, Map<string, bigint>>}
+input relation Items[Item]
+primary key (x) x.id
+output relation Named(id: u32, name: string, tags: usize)
+Named(i.id, i.name, i.tags.size()) :- Items[i].
+output relation Copy[Item]
+Copy[i] :- Items[i], i.id > 1.
+"""
+
+KEYS_SCRIPT = """\
+start;
+insert Items(1, "a", [("x", [("p", 1)])]);
+insert Items(2, "b", []);
+modify Items 2 <- Item{.name = "bb", .tags = [("y", [("q", 2)])]};
+commit dump_changes;
+start;
+delete_key Items 1;
+insert_or_update Items(2, "b3", [("y", [("q", 3), ("r", 4)]), ("z", [])]);
+modify Items 2 <- Item{2, "b4",
+                      [("z", ()), ("y", [("q", ()), ("s", 5)]), ("w", @json"{\\"t\\": 6}")]};
+commit dump_changes;
+dump Copy;
+"""
+
+# modify changes the fields it gives, a Map's entries by key (`(k, ())` removes k), within
+# the transaction's updates so far; `relation R[T]` prints its records as T's
+KEYS_OUTPUT = """\
+Copy:
+Item{.id = 2, .name = "bb", .tags = [("y", [("q", 2)])]}: +1
+Named:
+Named{.id = 1, .name = "a", .tags = 1}: +1
+Named{.id = 2, .name = "bb", .tags = 1}: +1
+Copy:
+Item{.id = 2, .name = "b4", .tags = [("w", [("t", 6)]), ("y", [("r", 4), ("s", 5)])]}: +1
+Item{.id = 2, .name = "bb", .tags = [("y", [("q", 2)])]}: -1
+Named:
+Named{.id = 1, .name = "a", .tags = 1}: -1
+Named{.id = 2, .name = "b4", .tags = 2}: +1
+Named{.id = 2, .name = "bb", .tags = 1}: -1
+Item{.id = 2, .name = "b4", .tags = [("w", [("t", 6)]), ("y", [("r", 4), ("s", 5)])]}
+"""
+
+
+def test_primary_keys_modify_and_delete_key(cli, tmp_path):
+    program = tmp_path / "keys.dl"
+    program.write_text(KEYS_PROGRAM)
+    r = cli("shell", program, "--no-init-snapshot", input=KEYS_SCRIPT)
+    assert r.code == 0, r
+    assert r.out == KEYS_OUTPUT, r
+    # a second record with a key is refused (DDlog's rule), as is a modify of no record
+    r = cli("shell", program, input="start;\ninsert Items(1, \"a\", []);\n"
+            "insert Items(1, \"b\", []);\ncommit;\n")
+    assert r.code == 1 and "<stdin>:3:1: error: insert: relation 'Items' already has a " \
+        "record with key 1: Item{.id = 1, .name = \"a\", .tags = []}" in r.err, r
+    r = cli("shell", program, input="start;\nmodify Items 9 <- Item{.name = \"z\"};\n")
+    assert r.code == 1 and "<stdin>:2:14: error: modify: relation 'Items' has no record " \
+        "with key 9" in r.err, r

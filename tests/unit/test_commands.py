@@ -7,14 +7,15 @@ from hypothesis import strategies as st
 
 from ddlog.syntax import ast
 from ddlog.types import RelationInfo
-from ddlog.syntax.commands import (Clear, Commit, Dump, Echo, Exit, Rollback, Start, StatementSplitter,
-                            Update, parse_commands, parse_statement)
+from ddlog.syntax.commands import (Clear, Commit, DeleteKey, Dump, Echo, Exit, Modify, Rollback,
+                                   Start, StatementSplitter, Update, parse_commands,
+                                   parse_statement)
 from ddlog.errors import DDlogError, ParseError, Span
-from ddlog.values.literals import row_of, value_of
+from ddlog.values.literals import mutated, row_of, value_of
 from ddlog.syntax.parser import parse_expr
 from ddlog.syntax.scanner import Located
-from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, TCtor, TGroup, TInt, TOption, TSet,
-                         TStruct, TTuple, TVec)
+from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, TCtor, TGroup, TInt, TMap, TOption,
+                         TSet, TStruct, TTuple, TVec)
 from ddlog.values import Record
 
 
@@ -422,3 +423,62 @@ def test_row_of():
         row('insert Q(1, "x", None);')
     with pytest.raises(DDlogError, match='expected bigint, found string "1"'):
         row('insert R("1", "x", None);')
+
+
+# ---------------------------------------------------------------------------------------------
+# Primary keys: modify, delete_key, insert_or_update, @json values
+
+
+def test_keyed_commands_parse():
+    cmds = parse_commands('modify R 1 <- R{.b = "x"};\ndelete_key R (1, "a");\n'
+                          'insert_or_update R(1, "y");\n')
+    assert isinstance(cmds[0], Modify) and cmds[0].relation == "R"
+    assert cmds[0].key == ast.Lit(1, "int", cmds[0].key.span)
+    assert isinstance(cmds[1], DeleteKey) and isinstance(cmds[1].key, ast.TupleLit)
+    assert isinstance(cmds[2], Update) and cmds[2].kind == "insert_or_update"
+
+
+NESTED = TMap(BIGINT, TMap(STRING, STRING))
+ITEM = TStruct("N", (TCtor("N", (("key", BIGINT), ("m", NESTED))),))
+
+
+def _modify(old, text: str):
+    cmd = parse_commands(f"modify N 1 <- {text};")[0]
+    return mutated(old, cmd.value, ITEM, "<input>", f"modify N 1 <- {text};")
+
+
+def test_modify_changes_what_it_gives():
+    # DDlog's mutator: fields given change, a Map's keys given change (recursively),
+    # `(k, ())` removes k, a new key takes the value, anything else is replaced
+    old = Record("N", (1, ((1, (("1", "a"), ("2", "b"))), (2, (("3", "c"),)))))
+    new = _modify(old, 'N{1, [(0, [("0", "0")]), (1, [("1", "b"), ("2", ()), ("30", "30")])]}')
+    assert new == Record("N", (1, ((0, (("0", "0"),)), (1, (("1", "b"), ("30", "30"))),
+                                   (2, (("3", "c"),)))))
+    assert _modify(old, "N{.key = 5}") == Record("N", (5, old.values[1]))
+    json = _modify(old, 'N{.m = [(1, @json"{\\"x\\": \\"y\\"}"), (2, ())]}')
+    assert json == Record("N", (1, ((1, (("x", "y"),)),)))
+
+
+@pytest.mark.parametrize("text,message", [
+    ('N{.m = [(1, @json"{\\"x\\": 1}")]}', 'expected string, found the JSON value 1'),
+    ('N{.m = [(1, @json"{x")]}', "this @json value is not JSON"),
+    ("N{.nope = 1}", "constructor N has no field 'nope'"),
+    ("N{1}", "constructor N has 2 field(s), found 1"),
+    ('N{.m = [1]}', "expected an entry (key, value) of Map<bigint, Map<string, string>>"),
+])
+def test_modify_errors(text, message):
+    with pytest.raises(DDlogError) as info:
+        _modify(Record("N", (1, ())), text)
+    assert message in info.value.message
+
+
+@pytest.mark.parametrize("text,ty,value", [
+    ('@json"[1, 2]"', TVec(BIGINT), (1, 2)),
+    ('@json"{\\"2\\": \\"b\\", \\"1\\": \\"a\\"}"', TMap(BIGINT, STRING), ((1, "a"), (2, "b"))),
+    ('@json"[[2, \\"b\\"], [1, \\"a\\"]]"', TMap(BIGINT, STRING), ((1, "a"), (2, "b"))),
+    ('@json"null"', TOption(BIGINT), None),
+    ('@json"{\\"key\\": 3, \\"m\\": {}}"', ITEM, Record("N", (3, ()))),
+])
+def test_json_values(text, ty, value):
+    cmd = parse_commands(f"insert R({text});")[0]
+    assert value_of(cmd.atom.args[0], ty) == value

@@ -713,3 +713,13 @@ def test_a_closure_changes_only_its_own_parameter():
     assert at(ex) == (1, 23)
     ex = err("m.map_in_place(|k, v| { k = 1; v = 2 })", expr=True)
     assert ex.message.startswith("a closure can change one of its parameters")
+
+
+def test_relations_of_a_record_type_and_whole_records():
+    prog = parse_program("input relation R[T] primary key (x) x.id\nO[x] :- R[x], not S(x).")
+    rel = prog.relations[0]
+    assert rel.name == "R" and rel.record.name == "T" and rel.key.var == "x"
+    rule = prog.rules[0]
+    assert isinstance(rule.head.whole, ast.Var) and rule.body[0].record == "x"
+    assert err("O(1) :- not R[x].").message.startswith("write `R(..)` here")
+    assert err("O(1) :- R[x.y].").message.startswith("in a rule's body, `R[x]` binds a new")

@@ -677,3 +677,28 @@ def test_checked_program_tables():
     assert prog.types["O"] == TStruct("O", ()) and prog.types["O"].ctors[0].fields == \
         (("t", STRING),)
     assert [r.name for r in prog.inputs()] == ["Edge"]
+
+
+def test_relations_of_a_record_type_and_primary_keys():
+    # `relation R[T]`: T's fields are the columns, T's constructor names the records;
+    # `R[x]` binds (in a body) or gives (in a head) the whole record
+    prog = check("""
+typedef P = P{a: usize, b: string}
+input relation In(key: usize, s: string)
+primary key (r) (r.key, r.s.len())
+output relation O[In]
+O[r] :- In[r].
+output relation Q[P]
+Q[P{k, s}] :- In(k, s).
+""")
+    assert prog.relations["O"].columns == prog.relations["In"].columns
+    assert prog.relations["O"].record == "In" and prog.relations["Q"].record == "P"
+    assert str(prog.keys["In"].ty) == "(bit<64>, bit<64>)"
+    fails("typedef E = A | B\noutput relation R[E]", "relation 'R' is declared with type E: "
+          "its records must be of a type of one constructor", "E]")
+    fails("output relation R(x: bigint)\nprimary key (r) r.x", "only an input relation has a "
+          "primary key; 'R' is an output relation", "primary")
+    fails("input relation R(x: bigint)\nprimary key (r) y", "unknown variable 'y' in the "
+          "primary key of 'R'", "y", nth=3)  # after those of `primary key`
+    fails("input relation R(x: bigint)\noutput relation S(x: bigint)\nS[y] :- R(y).",
+          "type mismatch: expected S, found bigint", "y]")
