@@ -314,6 +314,37 @@ def _to_vec_type(a: Args, hint) -> Type:
     return TVec(t.elem)
 
 
+DDWEIGHT = TInt(True, 64)  # DDlog's DDWeight, a record's multiplicity
+
+
+def _loop_items_type(a: Args, hint) -> Type:
+    t = a.infer(0)
+    a.want(0, isinstance(t, (TVec, TSet, TGroup, TMap)), "a Vec, Set, Map or Group")
+    if isinstance(t, TMap):
+        return TVec(TTuple((t.key, t.value)))
+    return TVec(TTuple((t.elem, DDWEIGHT)) if isinstance(t, TGroup) else t.elem)
+
+
+def _loop_items_spark(sx, a, ts, t):
+    """What `for (x in c)` visits: a Map's entries, a Group's (value, weight) pairs (as
+    DDlog's group iterator: each distinct value once, with how often the group has it),
+    the elements of anything else."""
+    F, c, ct = sx.F, a[0], ts[0]
+    if not isinstance(ct, TGroup):
+        return c  # a Map is its array of entries
+    items = _items_spark(c, ct)
+    return F.transform(F.array_distinct(items), lambda x: F.struct(
+        x.alias("_0"), F.size(F.filter(items, lambda y: y == x)).cast("long").alias("_1")))
+
+
+def _loop_items_python(a, ts, t):
+    c, ct = a[0], ts[0]
+    if not isinstance(ct, TGroup):
+        return tuple(c)  # a Map is its tuple of entries
+    items = _items(c, ct)
+    return tuple((x, items.count(x)) for x in dict.fromkeys(items))
+
+
 def _option_items_spark(sx, c, t: Type):
     """The array of a Vec, Set, Group, or of an Option (empty or one element)."""
     F = sx.F
@@ -634,6 +665,10 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
             "the elements in order", _to_vec_type,
             lambda sx, a, ts, t: _option_items_spark(sx, a[0], ts[0]),
             lambda a, ts, t: _option_items(a[0], ts[0])),
+    Builtin("loop_items", 1, "loop_items(Vec<A> | Set<A>) -> Vec<A>, loop_items(Map<K, V>) -> "
+            "Vec<(K, V)>, loop_items(Group<K, A>) -> Vec<(A, s64)>",
+            "what `for (x in c)` visits", _loop_items_type, _loop_items_spark,
+            _loop_items_python),
     # Vec
     Builtin("push_imm", 2, "push_imm(Vec<A>, A) -> Vec<A>", "the Vec with one more element",
             _push_imm_type, lambda sx, a, ts, t: sx.F.concat(a[0], sx.F.array(a[1])),

@@ -11,10 +11,11 @@ tcutil.flexible) and is otherwise ignored; `check` compares the result with what
 from __future__ import annotations
 
 import copy
+import os
 from typing import Callable
 
 from ddlog.syntax import ast
-from ddlog.syntax.blocks import PendingBlock, assignment_span
+from ddlog.syntax.blocks import PendingBlock, Return, assignment_span
 from ddlog.builtins import lookup
 from ddlog.check.calls import type_call
 from ddlog.errors import Span
@@ -241,6 +242,13 @@ class ExprChecker:
 
     def _user_call(self, e: ast.Call, f, sc: Scope) -> ast.Expr:
         sig = ", ".join(f"{n}: {t}" for n, t in f.params)
+        if f.decl.body is None:
+            file = os.path.splitext(f.decl.span.file)[0]
+            own = f.decl.name.rsplit("::", 1)[-1]
+            raise error(f"extern function '{e.func}' has no body: DDlog runs it as Rust, which "
+                        f"the engine cannot run on Spark; write its body in DDlog, as "
+                        f"`function {own}({sig}): {f.result} {{ ... }}` in {file}.extern.dl",
+                        e.span)
         if len(e.args) != len(f.params):
             raise error(f"function '{e.func}' expects {len(f.params)} argument"
                         f"{'' if len(f.params) == 1 else 's'} ({sig}), found {len(e.args)}",
@@ -316,8 +324,7 @@ class ExprChecker:
 
     def _PendingBlock(self, e: PendingBlock, sc: Scope, hint):
         if e.returns and not e.assigns:
-            raise error("`return` is allowed in a function's or closure's body and the `if` "
-                        "statements in it, not in a block used as a value", e.span)
+            self._Return(e, sc, hint)
         for m in e.assigns:
             if m not in sc.vars:
                 raise error(f"assignment to unknown variable '{m}' (declare it with "
@@ -327,6 +334,10 @@ class ExprChecker:
                     f"branch of an `if` statement in the block that declares "
                     f"{'it' if len(e.assigns) == 1 else 'them'}, and has no value", e.span)
 
+    def _Return(self, e: PendingBlock | Return, sc: Scope, hint):
+        raise error("`return` is allowed in a function's or closure's body, not in a rule or "
+                    "another expression outside a function", e.span)
+
     def _Let(self, e: ast.Let, sc: Scope, hint):
         """`var x = v; body`: checked, then `v` is substituted for `x` in `body`. A variable
         bound to untyped literals takes the type of its first use (as in rules, Scope.flex)."""
@@ -335,6 +346,11 @@ class ExprChecker:
                 raise error(f"assignment to unknown variable '{e.var}' (declare it with "
                             f"`var {e.var} = ...`)", e.span)
             want: Type | None = sc.vars[e.var]
+            if e.var in sc.flex and not flexible(e.value, sc.flex):
+                # `var y = 0; y = x + 1;`: y takes the type of what it is assigned
+                ty = self.infer(copy.deepcopy(e.value), sc).ty
+                if ty != want and can_take(want, ty):
+                    raise Retype(e.var, ty)
         else:
             want = self.resolve(e.annotation) if e.annotation is not None else None
         if want is None and flexible(e.value, sc.flex):

@@ -76,7 +76,7 @@ def key_columns(n: int) -> list[str]:
 def function_order(decls: Decls) -> list[FuncInfo]:
     """User functions, each after the functions it calls; an error on (mutual) recursion,
     located at the call that closes the cycle."""
-    calls = {name: [n for n in iter_nodes(f.decl.body)
+    calls = {name: [n for n in (iter_nodes(f.decl.body) if f.decl.body is not None else ())
                     if isinstance(n, (ast.Call, ast.Var)) and _callee(n) in decls.functions]
              for name, f in decls.functions.items()}
     order: list[FuncInfo] = []
@@ -110,8 +110,8 @@ def _callee(n: ast.Call | ast.Var) -> str:
 
 
 def check_function(ck: ExprChecker, f: FuncInfo) -> None:
-    if f.generic:
-        return  # checked at each call (ExprChecker._generic_call)
+    if f.generic or f.decl.body is None:
+        return  # checked at each call (ExprChecker._generic_call); an extern one is refused
     name = f.decl.name
     sc = Scope(dict(f.params), lambda v: f"unknown variable '{v}' in function '{name}'")
     f.decl.body = ck.check(f.decl.body, sc, f.result, f"result of function '{name}'")
@@ -285,8 +285,12 @@ class RuleChecker:
     def _BodyAssign(self, item: ast.BodyAssign) -> None:
         self.bind(item.var, item.span)
         sc = self.scope()
-        self.note_flexible(item.var, item.expr, sc)
-        item.expr = self.ck.infer(item.expr, sc, self.hints.get(item.var))
+        if item.annotation is not None:
+            item.expr = self.ck.check(item.expr, sc, self.ck.resolve(item.annotation),
+                                      f"variable '{item.var}'")
+        else:
+            self.note_flexible(item.var, item.expr, sc)
+            item.expr = self.ck.infer(item.expr, sc, self.hints.get(item.var))
         self.env[item.var] = item.expr.ty
         self.dropped.discard(item.var)
 
@@ -323,3 +327,6 @@ class RuleChecker:
         self.env.clear()
         self.env.update(keys)
         self.env[item.var] = TGroup(key_t, item.expr.ty)
+        if item.annotation is not None and self.ck.resolve(item.annotation) != self.env[item.var]:
+            raise mismatch(self.ck.resolve(item.annotation), self.env[item.var],
+                           item.annotation.span, f"variable '{item.var}'")

@@ -354,11 +354,12 @@ class BodyCond(Node):
 
 @dataclass
 class BodyAssign(Node):
-    """`var v = expr`."""
+    """`var v = expr` / `var v: T = expr`."""
 
     var: str
     expr: Expr
     span: Span
+    annotation: TypeExpr | None = None
 
 
 @dataclass
@@ -381,6 +382,7 @@ class BodyGroupBy(Node):
     expr: Expr
     keys: list[Var]
     span: Span
+    annotation: TypeExpr | None = None  # `var g: Group<K, V> = ...`
 
 
 BodyItem = Union[BodyAtom, BodyCond, BodyAssign, BodyFlatMap, BodyGroupBy]
@@ -452,12 +454,13 @@ class PrimaryKey(Node):
 
 @dataclass
 class FunctionDecl(Node):
-    """`function f(x: T, ...): R { expr }` or `function f(x: T): R = expr`."""
+    """`function f(x: T, ...): R { expr }` or `function f(x: T): R = expr`; `body` is None
+    for an `extern function` whose body was not given (ddlog/syntax/modules.py)."""
 
     name: str
     params: list[Field]
     result: TypeExpr
-    body: Expr
+    body: Expr | None
     span: Span
 
 

@@ -16,7 +16,9 @@ rebinds the variable it changes:
   Map `remove`); `v.swap_nth(i, x);` trades v's element i for x's value;
 - `return e;` makes `e` the function's value: the statements after it are dropped, and an
   `if` statement with a branch that returns becomes an `if` expression whose other branch
-  goes on with the rest of the block.
+  goes on with the rest of the block. `return e` is also an expression, in the branches of an
+  `if` or `match` giving a value (`var p = match (x) { 0 -> return "none", n -> n };`): the
+  rest of the block moves into the branches that do not return (`_tail`).
 Any other statement would have no effect, and is an error.
 
 A block that assigns a variable declared outside it (`{ n = n + 1 }`) means something only
@@ -27,6 +29,7 @@ the function takes it as its body; one left anywhere else is refused by the type
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -92,6 +95,16 @@ Statement = VarStmt | AssignStmt | ExprStmt | ForStmt | IfStmt | ReturnStmt
 
 
 @dataclass
+class Return(ast.Node):
+    """`return e` used as a value; `block` moves it out to where the function's value is
+    decided (`_tail`), and the type checker refuses one left elsewhere."""
+
+    value: ast.Expr | None
+    span: Span
+    ty: None = None
+
+
+@dataclass
 class PendingBlock(ast.Node):
     """A block assigning variables declared outside it (`assigns`), or returning from the
     function; see the module's doc. `value` is its value when it ends without a statement."""
@@ -117,7 +130,7 @@ def parsed_block(statements: list[Statement], span: Span, fail: Fail) -> ast.Exp
     elif last is not None:
         statements.append(last)
     assigns = _free(statements)
-    if assigns or _returns(statements):
+    if assigns or _returns(statements) or _has_return(result):
         return PendingBlock(statements, assigns, result, span)
     return block(statements, result, fail)
 
@@ -125,8 +138,8 @@ def parsed_block(statements: list[Statement], span: Span, fail: Fail) -> ast.Exp
 def function_body(body: ast.Expr, fail: Fail) -> ast.Expr:
     """A function's (or closure's) body: a block that returns is complete here."""
     if isinstance(body, PendingBlock) and not body.assigns:
-        return block(body.statements, body.value, fail)
-    return body
+        body = block(body.statements, body.value, fail)
+    return _tail(body, lambda value: value, fail, at_function=True)
 
 
 def changing_closure(params: list[str], body: ast.Expr, span: Span,
@@ -155,6 +168,8 @@ def statement(e: ast.Expr, span: Span) -> Statement:
     """An expression used as a statement: an `if` whose branches assign is an if statement."""
     if isinstance(e, ast.IfExpr) and (_is_pending(e.then) or _is_pending(e.other)):
         return IfStmt(e.cond, e.then, e.other, span)
+    if isinstance(e, Return):
+        return ReturnStmt(e.value, span)
     return ExprStmt(e, span)
 
 
@@ -162,7 +177,9 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
     """The expression a block `{ statements; result }` stands for."""
     out = result
     for s in reversed(statements):
-        if isinstance(s, VarStmt) and _takes_out(s.value):
+        if isinstance(s, (VarStmt, AssignStmt, ExprStmt)) and _has_return(s):
+            out = _returning(s, out, fail)
+        elif isinstance(s, VarStmt) and _takes_out(s.value):
             # `var x = m.remove(k);`: x is the value the key had, and m loses the key
             e = s.value
             out = _assign(copy.deepcopy(e.args[0]), e, out, s.span, fail)
@@ -177,7 +194,7 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
         elif isinstance(s, IfStmt):
             out = _if(s, out, fail)
         elif isinstance(s, ReturnStmt):
-            out = s.value if s.value is not None else ast.TupleLit([], s.span)  # drops the rest
+            out = Return(s.value, s.span)  # drops the rest
         else:
             e = s.expr
             if _is_swap(e):
@@ -189,6 +206,89 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
                            "methods (`v.push(x)`, `v.retain(f)`, `v.sort()`, ...)", s.span)
             out = _assign(copy.deepcopy(e.args[0]), e, out, s.span, fail)
     return out
+
+
+def _returning(s: VarStmt | AssignStmt | ExprStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
+    """A statement whose value may return from the function: `rest` (a copy of it) goes on
+    in each branch of that value that does not return."""
+    def go_on(value: ast.Expr) -> ast.Expr:
+        if isinstance(s, VarStmt):
+            return ast.Let(s.name, value, copy.deepcopy(rest), s.span, annotation=s.annotation)
+        if isinstance(s, AssignStmt):
+            return _assign(copy.deepcopy(s.target), value, copy.deepcopy(rest), s.span, fail)
+        return copy.deepcopy(rest)  # the value of an expression statement is dropped
+    value = s.expr if isinstance(s, ExprStmt) else s.value
+    return _tail(value, go_on, fail)
+
+
+def _tail(e: ast.Expr, go_on: Callable[[ast.Expr], ast.Expr], fail: Fail,
+          at_function: bool = False) -> ast.Expr:
+    """`e`, whose `return`s sit in the branches of its `if`s and `match`es, with `go_on`
+    applied to the values of the branches that do not return: `var x = if (c) a else return
+    r; rest` is `if (c) { var x = a; rest } else return r`. The `return`s stay until the
+    function's body (`at_function`) takes their values as its own."""
+    if not _has_return(e):
+        return go_on(e)
+    if isinstance(e, Return):
+        if not at_function:
+            return e
+        return e.value if e.value is not None else ast.TupleLit([], e.span)
+
+    def tail(branch: ast.Expr) -> ast.Expr:
+        return _tail(branch, go_on, fail, at_function)
+    if isinstance(e, ast.IfExpr) and not _has_return(e.cond):
+        return ast.IfExpr(e.cond, tail(e.then), tail(e.other), e.span)
+    if isinstance(e, ast.MatchExpr) and not _has_return(e.scrutinee):
+        arms = [ast.MatchArm(a.pattern, tail(a.body), a.span) for a in e.arms]
+        return ast.MatchExpr(e.scrutinee, arms, e.span)
+    if isinstance(e, ast.Let) and not _has_return(e.value):
+        return ast.Let(e.var, e.value, tail(e.body), e.span,
+                       annotation=e.annotation, rebind=e.rebind)
+    if isinstance(e, PendingBlock) and not e.assigns:
+        return tail(block(e.statements, e.value, fail))
+    raise fail("`return` is allowed as a statement and as the value of a branch of an `if` "
+               "or `match`, not inside an expression", _return_span(e))
+
+
+def _has_return(node: object) -> bool:
+    return _return_span(node) is not None
+
+
+def _return_span(node: object) -> Span | None:
+    """Where `node` (an expression or statement) has a `return` of the function it is in."""
+    if isinstance(node, (Return, ReturnStmt)):
+        return node.span
+    if isinstance(node, ast.Lambda):
+        return None  # a closure's own `return`s (its body has none left: function_body)
+    if isinstance(node, list):
+        items: list = node
+    elif dataclasses.is_dataclass(node):
+        items = [getattr(node, f.name) for f in dataclasses.fields(node)]
+    else:
+        return None
+    return next((sp for sp in map(_return_span, items) if sp is not None), None)
+
+
+def loop_pattern(pattern: ast.Pattern, body: list[Statement],
+                 fail: Fail) -> tuple[str, list[Statement]]:
+    """`for ((a, _) in c) { body }`: the loop's variable, and its body starting with
+    `var a = x.0;` for the pattern's variables."""
+    if isinstance(pattern, ast.PVar):
+        return pattern.name, body
+    sp = pattern.span
+    var = f"__for{sp.line}_{sp.col}"
+    binds: list[Statement] = []
+
+    def take(p: ast.Pattern, value: ast.Expr) -> None:
+        if isinstance(p, ast.PVar):
+            binds.append(VarStmt(p.name, None, value, p.span))
+        elif isinstance(p, ast.PTuple):
+            for i, item in enumerate(p.items):
+                take(item, ast.FieldAccess(copy.deepcopy(value), str(i), item.span))
+        elif not isinstance(p, ast.PWild):
+            raise fail("a `for` loop's pattern is a variable, `_`, or a tuple of them", p.span)
+    take(pattern, ast.Var(var, sp))
+    return var, binds + body
 
 
 def _is_mutation(e: ast.Expr) -> bool:
@@ -295,8 +395,8 @@ def _loop(s: ForStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
                   for i, m in enumerate(changed)]
         body = block(unpack + s.body, _state(changed, sp), fail)
     step = ast.Lambda([acc, s.var], body, sp, annotations=[None, None])
-    # over its elements (a Map's: its (key, value) entries, which its own fold does not give)
-    items = ast.Call("to_vec", [s.iterable], s.iterable.span, method=True)
+    # what DDlog visits: the elements; a Map's (key, value) entries; a Group's (value, weight)
+    items = ast.Call("loop_items", [s.iterable], s.iterable.span, method=True)
     folded = ast.Call("fold", [items, step, _state(changed, sp)], sp, method=True)
     return _unpack(changed, folded, rest, sp, "loop")
 
@@ -343,14 +443,7 @@ def assignment_span(body: list[Statement], name: str) -> Span:
 
 def _returns(body: list[Statement]) -> bool:
     """Whether `body` returns from the function (directly, or in an `if` or loop in it)."""
-    for s in body:
-        if isinstance(s, ReturnStmt):
-            return True
-        if isinstance(s, IfStmt) and (_returns(_branch(s.then)) or _returns(_branch(s.other))):
-            return True
-        if isinstance(s, ForStmt) and _returns(s.body):
-            return True
-    return False
+    return _has_return(body)
 
 
 def _free(body: list[Statement]) -> list[str]:

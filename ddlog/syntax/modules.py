@@ -9,6 +9,11 @@ join the program under names qualified by the module path (`a::b::Edge`, `a::b::
 `a::b::f`); inside the module they are written unqualified, and the importing file writes
 them qualified, or through an alias (`import a::b as c` lets it write `c::Edge`). This is
 DDlog's scheme, and what `dump` prints: `a::b::Edge{...}`.
+
+DDlog runs an `extern function` as Rust code from `X.rs` beside `X.dl`; Spark cannot, so here
+the body of each comes from a function of the same name and parameters written in DDlog in
+`X.extern.dl` beside `X.dl` (`extern_bodies`), whose other declarations join module X. An
+extern function without one is refused where it is called.
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ def resolve_imports(prog: ast.Program, parse: Parse, read: Read) -> ast.Program:
     loaded: dict[str, ast.Program] = {}  # module path -> its program, qualified
     order: list[str] = []
     sources: dict[str, str] = {}
+    prog = extern_bodies(prog, parse, read, sources)
     main = _qualify(prog, "", _imports(prog, parse, read, loaded, order, sources, []))
     decls = [d for m in order for d in loaded[m].decls] + main.decls
     return ast.Program(decls, prog.file, prog.source, sources)
@@ -61,12 +67,40 @@ def _imports(prog: ast.Program, parse: Parse, read: Read, loaded: dict[str, ast.
         except OSError as err:
             raise ParseError(f"module '{path}' not found: cannot read {file} "
                              f"({err.strerror or err})", imp.span, prog.source) from None
-        module = parse(text, file)
         sources[file] = text
+        module = extern_bodies(parse(text, file), parse, read, sources)
         inner = _imports(module, parse, read, loaded, order, sources, active + [path])
         loaded[path] = _qualify(module, path + "::", inner)
         order.append(path)
     return aliases
+
+
+def extern_bodies(prog: ast.Program, parse: Parse, read: Read,
+                  sources: dict[str, str]) -> ast.Program:
+    """`prog` with its extern functions' bodies taken from `X.extern.dl` beside its file."""
+    externs = {d.name: d for d in prog.decls
+               if isinstance(d, ast.FunctionDecl) and d.body is None}
+    file = os.path.splitext(prog.file)[0] + ".extern.dl"
+    if not externs or not os.path.exists(file):
+        return prog
+    try:
+        text = read(file)
+    except OSError as err:
+        raise ParseError(f"cannot read {file} ({err.strerror or err})",
+                         next(iter(externs.values())).span, prog.source) from None
+    sources[file] = text
+    extra = parse(text, file)
+    bodies = {d.name: d for d in extra.decls
+              if isinstance(d, ast.FunctionDecl) and d.name in externs and d.body is not None}
+    for name, f in bodies.items():
+        want = [p.name for p in externs[name].params]
+        if [p.name for p in f.params] != want:
+            raise ParseError(f"the body of extern function '{name}' must take the parameters "
+                             f"of its declaration ({', '.join(want)})", f.span, text)
+    decls = [dataclasses.replace(d, body=bodies[d.name].body) if d in externs.values() and
+             d.name in bodies else d for d in prog.decls]
+    decls += [d for d in extra.decls if not (isinstance(d, ast.FunctionDecl) and d.name in bodies)]
+    return dataclasses.replace(prog, decls=decls)
 
 
 def _qualify(prog: ast.Program, prefix: str, aliases: dict[str, str]) -> ast.Program:

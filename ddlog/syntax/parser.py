@@ -135,7 +135,7 @@ def run_lark(lark: Lark, masked: str, raw: str, start: str, loc: Located):
 
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "$": "$", "'": "'",
             "0": "\0"}
-_WIDTH = re.compile(r"([0-9]+)'(s?)([dhbo])(-?)([0-9a-fA-F_]+)")
+_WIDTH = re.compile(r"([0-9]*)'(s?)([dhbo])(-?)([0-9a-fA-F_]+)")
 _BASES = {"d": (10, "0123456789"), "h": (16, "0123456789abcdefABCDEF"), "b": (2, "01"),
           "o": (8, "01234567")}
 
@@ -264,6 +264,10 @@ class Builder(Transformer):
         body = blocks.function_body(ch[-1], self.fail)
         return ast.FunctionDecl(str(ch[0]), params, ch[-2], body, self.sp(meta))
 
+    def extern_function(self, meta, ch):
+        params = [c for c in ch[1:-1] if isinstance(c, ast.Field)]
+        return ast.FunctionDecl(str(ch[0]), params, ch[-1], None, self.sp(meta))
+
     # -- rules --
 
     def fact(self, meta, ch):
@@ -380,9 +384,11 @@ class Builder(Transformer):
         return [ast.BodyCond(ch[0], self.sp(meta))]
 
     def body_var(self, meta, ch):
-        name, expr, span = str(ch[0]), ch[1], self.sp(meta)
+        name, annotation, expr, span = str(ch[0]), ch[1], ch[2], self.sp(meta)
         if _is_group_by(expr):
-            return [self._group_by(name, expr, span)]
+            group = self._group_by(name, expr, span)
+            group.annotation = annotation
+            return [group]
         if (isinstance(expr, ast.Call) and expr.method and expr.args
                 and _is_group_by(expr.args[0])):
             # `var c = e.group_by(k).m(..)`: group into a fresh variable, then apply m to it
@@ -391,9 +397,9 @@ class Builder(Transformer):
             grouping = expr.args[0]
             items: list = [self._group_by(gname, grouping, span)]
             expr.args[0] = ast.Var(gname, grouping.span)
-            items.append(ast.BodyAssign(name, expr, span))
+            items.append(ast.BodyAssign(name, expr, span, annotation))
             return items
-        return [ast.BodyAssign(name, expr, span)]
+        return [ast.BodyAssign(name, expr, span, annotation)]
 
     def _group_by(self, var: str, call: ast.Call, span: Span) -> ast.BodyGroupBy:
         del self.stray_group_by[id(call)]
@@ -425,8 +431,11 @@ class Builder(Transformer):
     def statement(self, meta, ch):
         return ch[0]  # an `if` statement without a final `else` (made by stmt_if)
 
+    def return_expr(self, meta, ch):
+        return blocks.Return(ch[0], self.sp(meta))
+
     def stmt_return(self, meta, ch):
-        return blocks.ReturnStmt(ch[0], self.sp(meta))
+        return blocks.ReturnStmt(None, self.sp(meta))  # `return;`: the value ()
 
     def stmt_if(self, meta, ch):
         # `if (c) { .. }`, or `if (c) e else <an if statement without a final else>`
@@ -434,7 +443,8 @@ class Builder(Transformer):
         return blocks.IfStmt(ch[0], ch[1], other, self.sp(meta))
 
     def stmt_for(self, meta, ch):
-        return blocks.ForStmt(str(ch[0]), ch[1], ch[2], self.sp(meta))
+        var, body = blocks.loop_pattern(ch[0], ch[2], self.fail)
+        return blocks.ForStmt(var, ch[1], body, self.sp(meta))
 
     def loop_body(self, meta, ch):
         return [c for c in ch if c is not None]
@@ -580,6 +590,13 @@ class Builder(Transformer):
         m = _WIDTH.fullmatch(text)
         digits = m[5].replace("_", "")
         radix, allowed = _BASES[m[3]]
+        if not m[1] and not m[2] and not m[4]:
+            # `'hff`: the digits in that base; the type comes from the context, as for `255`
+            if not digits or any(c not in allowed for c in digits):
+                raise self.fail(f"invalid digits for a base-{radix} literal: '{m[5]}'", span)
+            return ast.Lit(self._integer(digits, radix, text, span), "int", span)
+        if not m[1]:
+            raise self.fail("a signed literal needs its width (`8'sd-3`)", span)
         if not m[1].strip("0"):
             raise self.fail("a bit width must be at least 1", span)
         if len(m[1]) > 4 or int(m[1]) > MAX_INT_BITS:

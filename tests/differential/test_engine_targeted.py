@@ -301,6 +301,27 @@ Out(x, n, es) :- e in Edge(x, _), var g = e.group_by(x), var n = g.count(), var 
 Total(x, t) :- Edge(x, y), var t = y.group_by(x).sum_of(double).
 Small(a, y) :- var x = FlatMap([1, 2, 15]), Edge(a, b), var y = (b as bit<4>) + x.
 Small(a, (b as bit<8>)[3:1] as bit<4>) :- Edge(a, b).
+
+// `return` as a branch's value, a loop's tuple pattern over a group's (value, weight) pairs,
+// typed variables in a rule, literals without width
+output relation Ports(src: bigint, s: string)
+output relation Spread(src: bigint, s: string)
+function port(x: bigint, y: bigint): string {
+    var p: bit<16> = match (x % 3) {
+        0 -> 20,
+        1 -> { if (y > 2) (y as bit<16>) else return "low ${y}" },
+        _ -> 'h1bb
+    };
+    "${x}:${p}"
+}
+function spread(g: Group<bigint, (bigint, bigint)>): string {
+    var lo: bigint = 'h7fffffff;
+    var n: s64 = 0;
+    for (((d, _), w) in g) { n = n + w; if (d < lo) { lo = d } };
+    "${lo}/${n}"
+}
+Ports(x, port(x, y)) :- Edge(x, y).
+Spread(x, s) :- Edge(x, y), var s: string = (y, x).group_by(x).spread().
 """
 
 

@@ -13,6 +13,7 @@ from ddlog.syntax import ast
 from ddlog.syntax.parser import parse_program
 from ddlog.types import TInt, TVec
 from ddlog.values import Record
+from tests.oracle.evaluate import evaluate
 from tests.unit.test_oracle import run
 from tests.unit.test_typecheck import check, fails, where
 
@@ -376,8 +377,144 @@ C(y) :- I(x), var y = [x].map(function(z: bigint): bigint { if (z < 0) { return 
     assert out["C"] == {(0,), (1,), (6,)}
     parse_fails("function f(v: Vec<bigint>): bigint { var n = 0; for (x in v) { n = x; "
                 "return n }; n }", "`return` inside a `for` loop is not supported", "for (x")
-    fails("function f(x: bigint): bigint { var y = { return 1 }; y }",
-          "`return` is allowed in a function's or closure's body", "{ return 1 }")
+
+
+def test_return_as_the_value_of_a_branch():
+    # DDlog's `return` is an expression: in an `if` or `match` branch of a variable's value
+    # it ends the function, and the rest of the block goes on in the other branches
+    src = """
+function addr_port(ip: string, proto: string, preferred: bit<16>): string {
+    var port: bit<16> =
+        match (proto) {
+            "FTP"   -> 20,
+            "HTTPS" -> 443,
+            _       -> {
+                if (preferred != 0)
+                    preferred
+                else
+                    return "${ip}:80"
+            }
+        };
+    "${ip}:${port}"
+}
+function sign(x: s32): string = if (x < 0) return "neg" else "pos"
+function f(x: s32): s32 {
+    var y = 0;
+    y = if (x > 10) return 99 else x + 1;
+    if (x == 5) return 55 else ();
+    y * 2
+}
+input relation E(ip: string, proto: string, p: bit<16>)
+input relation I(x: s32)
+output relation S(s: string)
+output relation T(s: string, n: s32)
+S(addr_port(ip, proto, p)) :- E(ip, proto, p).
+T(sign(x), f(x)) :- I(x).
+"""
+    out = run(src, E={("a", "FTP", 0), ("b", "HTTP", 8080), ("c", "X", 0), ("d", "HTTPS", 1)},
+              I={(-1,), (3,), (5,), (20,)})
+    assert out["S"] == {("a:20",), ("b:8080",), ("c:80",), ("d:443",)}
+    assert out["T"] == {("neg", 0), ("pos", 8), ("pos", 55), ("pos", 99)}
+    parse_fails("function f(x: bigint): bigint { var y = [return 2]; 0 }",
+                "`return` is allowed as a statement and as the value of a branch",
+                "return 2")
+    fails("input relation I(x: bigint)\noutput relation O(x: bigint)\n"
+          "O(if (x > 1) x else return 0) :- I(x).",
+          "`return` is allowed in a function's or closure's body, not in a rule", "return 0")
+
+
+def test_a_variable_assigned_a_typed_value_takes_its_type():
+    # `var y = 0; y = x + 1;` with x: s32 makes y an s32, as DDlog's inference does
+    src = """
+function f(x: s32): s32 { var y = 0; y = x + 1; y * 2 }
+input relation I(x: s32)
+output relation O(y: s32)
+O(f(x)) :- I(x).
+"""
+    assert run(src, I={(3,), (-4,)})["O"] == {(8,), (-6,)}
+    fails("function f(x: s32): s32 { var y = 0; y = \"a\"; 1 }\n",
+          "type mismatch: expected bigint, found string (assignment to 'y')", '"a"')
+
+
+def test_for_loops_with_patterns_over_maps_and_groups():
+    # a Group's loop visits (value, weight) pairs, as DDlog's group iterator does (a group
+    # holds distinct values here: the two ("x", 5) rows are one, of weight 1); a Map's loop
+    # visits its (key, value) entries
+    src = """
+function best(g: Group<string, (string, u64)>): string {
+    var who = "";
+    var low: u64 = 'hffffffffffffffff;
+    var seen: s64 = 0;
+    for (((vendor, price), w) in g) {
+        seen = seen + w;
+        if (price < low) { who = vendor; low = price }
+    };
+    "${group_key(g)}: ${who} ${low} of ${seen}"
+}
+function keys(m: Map<string, bigint>): bigint {
+    var n = 0;
+    for ((_, v) in m) { n = n + v };
+    n
+}
+input relation Price(item: string, vendor: string, price: u64, day: bigint)
+output relation Best(s: string)
+output relation K(n: bigint)
+Best(s) :- Price(item, vendor, price, _), var s = (vendor, price).group_by(item).best().
+K(keys(m)) :- var m: Map<string, bigint> = [("a", 2), ("b", 5)].
+"""
+    out = run(src, Price={("nut", "x", 5, 1), ("nut", "x", 5, 2), ("nut", "y", 3, 1),
+                          ("bolt", "z", 9, 1)})
+    assert out["Best"] == {("nut: y 3 of 2",), ("bolt: z 9 of 1",)}
+    assert out["K"] == {(7,)}
+    parse_fails("function f(v: Vec<Option<bigint>>): bigint { var n = 0; "
+                "for (Some{x} in v) { n = x }; n }",
+                "a `for` loop's pattern is a variable, `_`, or a tuple of them", "Some{x}")
+
+
+def test_typed_variables_in_rules_and_literals_without_width():
+    src = """
+input relation I(x: bigint)
+output relation O(a: bit<8>, b: u64, n: usize)
+O(a, b, n) :- I(x), var g: Group<bigint, bigint> = x.group_by(x), var n = g.count(),
+              var a: bit<8> = 'hff, var b: u64 = 'd12 + 'b11.
+"""
+    assert run(src, I={(1,)})["O"] == {(255, 15, 1)}
+    base = "input relation I(x: bigint)\noutput relation O(a: bigint)\n"
+    fails(base + "O(a) :- I(x), var a: string = x.",
+          "type mismatch: expected string, found bigint (variable 'a')", "x.")
+    fails(base + "O(x) :- I(x), var g: Group<bigint, string> = x.group_by(x).",
+          "expected Group<bigint, string>, found Group<bigint, bigint>", "Group<bigint, s")
+    parse_fails("function f(): s8 = 'sd5", "a signed literal needs its width", "'sd5")
+
+
+def test_extern_functions_take_their_body_from_the_extern_file(tmp_path):
+    (tmp_path / "p.dl").write_text("""
+extern function slice(x: string, from: bit<64>, to: bit<64>): string
+input relation W(w: string)
+output relation F(s: string)
+F(slice(w, 0, 3)) :- W(w).
+""")
+    (tmp_path / "p.extern.dl").write_text("""
+function slice(x: string, from: bit<64>, to: bit<64>): string {
+    string_substr(x, from as usize, to as usize)
+}
+""")
+    prog = check_file(str(tmp_path / "p.dl"))
+    assert evaluate(prog, {"W": {("hello",), ("ab",)}})["F"] == {("hel",), ("ab",)}
+    (tmp_path / "p.extern.dl").write_text(
+        "function slice(s: string, a: bit<64>, b: bit<64>): string = s\n")
+    with pytest.raises(ParseError) as info:
+        check_file(str(tmp_path / "p.dl"))
+    assert "the body of extern function 'slice' must take the parameters of its " \
+           "declaration (x, from, to)" in info.value.message
+    assert info.value.span.file.endswith("p.extern.dl")
+    (tmp_path / "p.extern.dl").unlink()
+    with pytest.raises(TypeCheckError) as info:
+        check_file(str(tmp_path / "p.dl"))
+    assert "extern function 'slice' has no body: DDlog runs it as Rust" in info.value.message
+    assert "function slice(x: string, from: bit<64>, to: bit<64>): string { ... }" \
+        in info.value.message
+    assert (info.value.span.line, info.value.span.col) == (5, 3)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -684,7 +684,8 @@ def test_error_declarations():
     ex = err("typedef T = ")
     assert ex.message.startswith("unexpected end of input")
     ex = err("foo(1).")
-    assert ex.message.startswith("unexpected 'foo', expected one of: identifier, 'function'")
+    assert ex.message.startswith(
+        "unexpected 'foo', expected one of: identifier, 'extern', 'function'")
 
 
 def test_error_reports_where_in_a_later_line():
