@@ -95,6 +95,10 @@ class ExprChecker:
             raise Retype(e.name, hint)
         return e
 
+    def _AtBinding(self, e: ast.AtBinding, sc, hint):
+        raise error(f"`{e.var}@..` binds a variable only as an argument of an atom in a rule's "
+                    "body", e.span)
+
     def _Wildcard(self, e: ast.Wildcard, sc, hint):
         raise error("'_' is only allowed as an argument of a body atom or in a pattern", e.span)
 

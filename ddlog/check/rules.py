@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 
 from ddlog.syntax import ast
+from ddlog.syntax.bindings import binding_items
 from ddlog.check.program import CheckedProgram
 from ddlog.types import RelationInfo
 from ddlog.errors import TypeCheckError
@@ -198,9 +199,13 @@ class RuleChecker:
 
     def check(self) -> ast.Rule:
         body: list[ast.BodyItem] = []
-        for item in self.rule.body:
+        todo = list(self.rule.body)
+        while todo:
+            item = todo.pop(0)
+            matches = self.atom_patterns(item) if isinstance(item, ast.BodyAtom) else []
             getattr(self, "_" + type(item).__name__)(item)
             body.append(item)
+            todo[:0] = matches  # checked next, once the atom has bound its columns
             if isinstance(item, ast.BodyAtom) and item.record is not None:
                 # `d in R(..)` binds d next: var d = R{c1, .., cn}
                 atom = item.atom
@@ -238,20 +243,82 @@ class RuleChecker:
         atom.args = [ast.FieldAccess(copy.deepcopy(e), name, e.span) for name in rel.column_names]
         atom.whole = None
 
-    def _BodyAtom(self, item: ast.BodyAtom) -> None:
+    def atom_patterns(self, item: ast.BodyAtom) -> list[ast.BodyItem]:
+        """Arguments that are patterns (`Some{x}`, `Book{.author = a}`, `(_, 1)`) and `b@p`:
+        the atom binds a variable there (b, or a fresh one), and the items returned match it
+        against the pattern (ddlog/syntax/bindings.py), binding the pattern's new variables.
+        Inside a pattern, a bound variable or another expression is compared."""
         atom = item.atom
         rel = self.relation(atom)
         if item.record is not None and not atom.args:
             atom.names = []  # `d in R()`: every column free
         self.positional(atom, rel, head=False)
+        plain = {a.name for a in atom.args if isinstance(a, ast.Var)}
+        bound = set(self.env) | plain  # compared inside a pattern, not bound again
+        items: list[ast.BodyItem] = []
+        for i, arg in enumerate(atom.args):
+            if isinstance(arg, ast.AtBinding):
+                var, shape = arg.var, arg.pattern
+                if var in plain or var in self.env:
+                    raise error(f"variable '{var}' is already bound", arg.span)
+                bound.add(var)
+            elif self.is_pattern(arg, bound):
+                var, shape = self.ck.inliner.fresh("pat"), arg
+            elif item.record is not None and not isinstance(arg, (ast.Var, ast.Wildcard)):
+                # `d in R(.a = e)`: the record needs a variable for every column
+                var = self.ck.inliner.fresh("col")
+                atom.args[i] = ast.Var(var, arg.span)
+                items.append(ast.BodyCond(ast.BinOp("==", ast.Var(var, arg.span), arg,
+                                                    arg.span), arg.span))
+                continue
+            else:
+                continue
+            if item.negated:
+                raise error(f"a pattern cannot be an argument of `not {rel.name}(..)`: bind "
+                            "the column to a variable and test it in another term", arg.span)
+            atom.args[i] = ast.Var(var, arg.span)
+            compared: list[tuple[str, ast.Expr]] = []
+            pattern = self.pattern(shape, bound, compared)
+            items += binding_items(pattern, ast.Var(var, arg.span), arg.span,
+                                   lambda: self.ck.inliner.fresh("b"))
+            items += [ast.BodyCond(ast.BinOp("==", ast.Var(v, e.span), e, e.span), e.span)
+                      for v, e in compared]
+        return items
+
+    @staticmethod
+    def is_pattern(arg: ast.Expr, bound: set[str]) -> bool:
+        """A constructor or tuple with `_` or a new variable among its parts."""
+        def open_part(e: ast.Expr) -> bool:
+            if isinstance(e, (ast.Wildcard, ast.Var)):
+                return not isinstance(e, ast.Var) or e.name not in bound
+            return RuleChecker.is_pattern(e, bound)
+        parts = [e for _, e in arg.fields] if isinstance(arg, ast.StructLit) else \
+            arg.items if isinstance(arg, ast.TupleLit) else []
+        return any(open_part(p) for p in parts)
+
+    def pattern(self, e: ast.Expr, bound: set[str],
+                compared: list[tuple[str, ast.Expr]]) -> ast.Pattern:
+        if isinstance(e, ast.Wildcard):
+            return ast.PWild(e.span)
+        if isinstance(e, ast.Var) and e.name not in bound:
+            bound.add(e.name)
+            return ast.PVar(e.name, e.span)
+        if isinstance(e, ast.StructLit):
+            return ast.PCtor(e.ctor, [(n, self.pattern(f, bound, compared))
+                                      for n, f in e.fields], e.span)
+        if isinstance(e, ast.TupleLit):
+            return ast.PTuple([self.pattern(x, bound, compared) for x in e.items], e.span)
+        var = self.ck.inliner.fresh("part")
+        compared.append((var, e))
+        return ast.PVar(var, e.span)
+
+    def _BodyAtom(self, item: ast.BodyAtom) -> None:
+        atom = item.atom
+        rel = self.relation(atom)
         if item.record is not None:
             for i, a in enumerate(atom.args):
                 if isinstance(a, ast.Wildcard):  # the record needs every column's value
                     atom.args[i] = ast.Var(self.ck.inliner.fresh("col"), a.span)
-                elif not isinstance(a, ast.Var):
-                    raise error(f"with `{item.record} in {rel.name}(..)`, the arguments must "
-                                "be variables or `_` (compare the others in a condition)",
-                                a.span)
         # Expressions in an atom see only the variables bound before it (the compiler evaluates
         # them on the left side of the join); a fresh variable binds at the end of the atom.
         before = dict(self.env)

@@ -333,6 +333,16 @@ class Atom(Node):
 
 
 @dataclass
+class AtBinding(Node):
+    """`b@p` as an atom's argument: b is the column's value, which must match the pattern p."""
+
+    var: str
+    pattern: Expr
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
 class BodyAtom(Node):
     """A positive (`negated=False`) or negated (`not R(..)`) relation term in a body;
     `d in R(..)` also binds `record`, d, to the whole record (a value of the relation's

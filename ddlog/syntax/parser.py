@@ -29,7 +29,8 @@ from lark.parsers.lalr_interactive_parser import InteractiveParser
 
 from ddlog.errors import DDlogError, ParseError, Span
 from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
-from ddlog.syntax import ast, blocks
+from ddlog.syntax import ast, blocks, flwor
+from ddlog.syntax.bindings import binding_items
 from ddlog.syntax.scanner import Located, mask, scan_interpolation
 from grammar import program_parser
 
@@ -268,6 +269,36 @@ class Builder(Transformer):
         params = [c for c in ch[1:-1] if isinstance(c, ast.Field)]
         return ast.FunctionDecl(str(ch[0]), params, ch[-1], None, self.sp(meta))
 
+    # -- FLWOR-style rules (ddlog/syntax/flwor.py) --
+
+    def ftl_decl(self, meta, ch):
+        return flwor.rules(ch[0], self._fresh_binding)
+
+    def ftl_for(self, meta, ch):
+        return flwor.For(str(ch[0]), ch[1], ch[2], ch[3], self.sp(meta))
+
+    def ftl_source(self, meta, ch):
+        # `for (x in R)`: every column of R; `for (x in R(.a = 1))`: those of its rows
+        if isinstance(ch[0], ast.Atom):
+            self._no_whole(ch[0])
+            return ch[0]
+        return ast.Atom(str(ch[0]), [], self.sp(meta), names=[])
+
+    def ftl_var(self, meta, ch):
+        return flwor.Let(str(ch[0]), ch[1], ch[2], self.sp(meta))
+
+    def ftl_if(self, meta, ch):
+        return flwor.If(ch[0], ch[1], ch[2], self.sp(meta))
+
+    def ftl_match(self, meta, ch):
+        return flwor.Match(ch[0], [c for c in ch[1:] if c is not None], self.sp(meta))
+
+    def ftl_arm(self, meta, ch):
+        return (ch[0], ch[1])
+
+    def ftl_block(self, meta, ch):
+        return flwor.Block([c for c in ch if c is not None])
+
     # -- rules --
 
     def fact(self, meta, ch):
@@ -294,6 +325,9 @@ class Builder(Transformer):
 
     def atom_whole(self, meta, ch):
         return ast.Atom(str(ch[0])[:-1], [], self.sp(meta), whole=ch[1])
+
+    def at_binding(self, meta, ch):
+        return ast.AtBinding(str(ch[0]), ch[1], self.sp(meta))
 
     def positional_args(self, meta, ch):
         return "positional", _strip_none(ch)
@@ -355,27 +389,18 @@ class Builder(Transformer):
         names = [v.name for v in pattern.find(ast.PVar)]
         if len(set(names)) != len(names):
             raise self.fail("a variable is bound twice in this pattern", pattern.span)
-        ps = pattern.span
         grouping: list = []
         if _is_group_by(expr) or (isinstance(expr, ast.Call) and expr.method and expr.args
                                   and _is_group_by(expr.args[0])):
             # `Some{var x} = e.group_by(k).find(..)`: the group (and its method) first
-            value = f"__b{self.fresh}"
-            self.fresh += 1
-            grouping = self.body_var(meta, [value, expr])
+            value = self._fresh_binding()
+            grouping = self.body_var(meta, [value, None, expr])
             expr = ast.Var(value, expr.span)
-        values = [ast.Var(n, ps) for n in names]
-        one = values[0] if len(values) == 1 else ast.TupleLit(values, ps)
-        match = ast.MatchExpr(expr, [ast.MatchArm(pattern, ast.VecLit([one], ps), ps),
-                                     ast.MatchArm(ast.PWild(ps), ast.VecLit([], ps), ps)],
-                              span)
-        if len(names) == 1:
-            return [*grouping, ast.BodyFlatMap(names[0], match, span)]
-        tmp = f"__b{self.fresh}"
+        return [*grouping, *binding_items(pattern, expr, span, self._fresh_binding)]
+
+    def _fresh_binding(self) -> str:
         self.fresh += 1
-        return [*grouping, ast.BodyFlatMap(tmp, match, span),
-                *(ast.BodyAssign(n, ast.FieldAccess(ast.Var(tmp, ps), str(i), ps), span)
-                  for i, n in enumerate(names))]
+        return f"__b{self.fresh - 1}"
 
     def body_flatmap(self, meta, ch):
         return [ast.BodyFlatMap(str(ch[0]), ch[2], self.sp(meta))]

@@ -322,6 +322,19 @@ function spread(g: Group<bigint, (bigint, bigint)>): string {
 }
 Ports(x, port(x, y)) :- Edge(x, y).
 Spread(x, s) :- Edge(x, y), var s: string = (y, x).group_by(x).spread().
+
+// patterns as atom arguments, `b@p`, and FLWOR-style rules
+output relation Pat(n: bigint, t: string, s: Shape)
+output relation Ftl(n: bigint, s: string)
+Pat(n, t, s) :- Tagged(n, Some{(t, _)}), Fig(n, s@Circle{.r = r}), r > 0.
+for (f in Fig) {
+    var k = f.n in
+    match (f.s) {
+        Circle{.r = 0} -> Ftl(k, "dot"),
+        Circle{_, r} -> for (e in Edge if e.src == k) { Ftl(e.dst, "circle ${r}") },
+        _ -> if (k > 1) { Ftl(k, "rect") } else { Ftl(k, "small"); Ftl(-k, "rect") }
+    }
+}
 """
 
 

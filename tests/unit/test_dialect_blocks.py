@@ -133,12 +133,17 @@ output relation Q(d: Vec<D>)
 output relation P(d: D)
 Q(v) :- d in D(.x = y), var v = d.group_by(y).to_vec().
 P(d) :- d in D(), d.x > 1.
+output relation S(d: D)
+S(d) :- d in D(3, _).
+output relation T(d: D)
+T(d) :- d in D(.o = Some{(_, "a")}).
 """
     out = run(src, D={(1, (2, "a")), (3, None)})
     assert out["Q"] == {((Record("D", (1, (2, "a"))),),), ((Record("D", (3, None)),),)}
     assert out["P"] == {(Record("D", (3, None)),)}
-    fails("input relation D(x: bigint)\noutput relation P(d: D)\nP(d) :- d in D(1).",
-          "with `d in D(..)`, the arguments must be variables or `_`", "1)")
+    # a constant or a pattern in the atom selects the records
+    assert out["S"] == {(Record("D", (3, None)),)}
+    assert out["T"] == {(Record("D", (1, (2, "a"))),)}
 
 
 def test_binding_patterns():
@@ -515,6 +520,89 @@ function slice(x: string, from: bit<64>, to: bit<64>): string {
     assert "function slice(x: string, from: bit<64>, to: bit<64>): string { ... }" \
         in info.value.message
     assert (info.value.span.line, info.value.span.col) == (5, 3)
+
+
+def test_patterns_as_atom_arguments():
+    # a constructor or tuple with new variables or `_` in it matches the column; `b@p` binds
+    # b to the whole value; a bound variable inside a pattern is compared
+    src = """
+typedef Book = Book { author: string, title: string }
+input relation Library(book: Book)
+input relation Author(name: string, born: u32)
+input relation LB(id: bigint, ls: bigint, p: Option<string>, q: (bigint, Option<bigint>))
+output relation ByAuthor(book: Book, author: Author)
+output relation P(id: bigint, s: string)
+output relation Q(id: bigint, x: bigint)
+output relation R(id: bigint)
+ByAuthor(b, author) :-
+    Library(.book = b@Book{.author = author_name}),
+    author in Author(.name = author_name).
+P(id, s) :- LB(id, _, Some{s}, _).
+Q(id, x) :- LB(id, ls, _, (ls, Some{x})).
+R(id) :- LB(id, _, Some{_}, (_, None)).
+"""
+    book = Record("Book", ("ann", "t1"))
+    out = run(src, Library={(book,), (Record("Book", ("bob", "t2")),)},
+              Author={("ann", 1970)},
+              LB={(1, 5, "tcp", (5, 7)), (2, 5, None, (4, 8)), (3, 6, "udp", (6, None))})
+    assert out["ByAuthor"] == {(book, Record("Author", ("ann", 1970)))}
+    assert out["P"] == {(1, "tcp"), (3, "udp")}
+    assert out["Q"] == {(1, 7)}
+    assert out["R"] == {(3,)}
+    base = "input relation I(o: Option<bigint>)\noutput relation O(x: bigint)\n"
+    fails(base + "O(1) :- I(o), not I(Some{_}).",
+          "a pattern cannot be an argument of `not I(..)`", "Some{_}")
+    fails(base + "O(x) :- I(o@Some{x}), I(o@None).", "variable 'o' is already bound",
+          "o@None")
+    fails(base + "O(x@1) :- I(Some{x}).", "`x@..` binds a variable only as an argument",
+          "x@1")
+
+
+FLWOR = """
+typedef stage_t = IN | OUT
+input relation Switch(ls: bigint)
+input relation Balancer(lb: bigint, ls: bigint, addr: string, protocol: Option<string>)
+output relation Flow(lr: bigint, stage: stage_t, m: string)
+output relation M(lb: bigint, s: string)
+for (lb in Balancer) {
+    var a = lb.addr in
+    match (lb.protocol) {
+        Some{_} -> Flow(lb.ls, IN, "ip4.dst == ${a}"),
+        None -> {}
+    }
+}
+for (ls in Switch) {
+    for (lb in Balancer if lb.ls == ls.ls) {
+        Flow(ls.ls, OUT, "ip4")
+    }
+}
+for (lb in Balancer(.ls = 5)) {
+    match (lb.protocol) {
+        Some{"tcp"} -> M(lb.lb, "tcp"),
+        Some{p} -> { M(lb.lb, "other ${p}"); M(lb.lb, "any") },
+        _ -> if (lb.lb > 1) { M(lb.lb, "none>1") } else M(lb.lb, "none")
+    }
+}
+"""
+
+
+def test_flwor_rules():
+    # each way to a head is a rule; a `match` arm holds only when no earlier arm matches
+    prog = parse_program(FLWOR, "t.dl")
+    rules = [d for d in prog.decls if isinstance(d, ast.Rule)]
+    assert [r.head.relation for r in rules] == ["Flow", "Flow", "M", "M", "M", "M", "M"]
+    out = run(FLWOR, Switch={(5,)},
+              Balancer={(1, 5, "1.1", "tcp"), (2, 5, "2.2", None), (3, 6, "3.3", "udp"),
+                        (4, 5, "4.4", "udp"), (0, 5, "0.0", None)})
+    IN, OUT = Record("IN", ()), Record("OUT", ())
+    assert out["Flow"] == {(5, IN, "ip4.dst == 1.1"), (5, IN, "ip4.dst == 4.4"),
+                           (6, IN, "ip4.dst == 3.3"), (5, OUT, "ip4")}
+    assert out["M"] == {(1, "tcp"), (4, "other udp"), (4, "any"), (2, "none>1"),
+                        (0, "none")}
+    parse_fails("input relation B(x: bigint)\nfor (b in B) { var y = b.x }\n",
+                "unexpected '}'", "}")
+    fails("input relation B(x: bigint)\noutput relation O(x: bigint)\n"
+          "for (b in B) { O(b.y) }\n", "has no field 'y'", "b.y")
 
 
 # ---------------------------------------------------------------------------------------------

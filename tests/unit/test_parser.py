@@ -663,8 +663,8 @@ def test_error_at_end_of_input():
 
 
 def test_error_bad_character():
-    ex = err("R(x) :- S(x), x @ 1.")
-    assert ex.message == "unexpected character '@', expected one of: '(', ',', '.', 'in', operator"
+    ex = err("R(x) :- S(x), x ` 1.")
+    assert ex.message == "unexpected character '`', expected one of: '(', ',', '.', 'in', operator"
     assert at(ex) == (1, 17)
     ex = err("R(x) :- S(x), x == #.")
     assert ex.message == ("unexpected character '#', expected one of: identifier, literal, '(', "
@@ -685,7 +685,7 @@ def test_error_declarations():
     assert ex.message.startswith("unexpected end of input")
     ex = err("foo(1).")
     assert ex.message.startswith(
-        "unexpected 'foo', expected one of: identifier, 'extern', 'function'")
+        "unexpected 'foo', expected one of: identifier, 'extern', 'for', 'function'")
 
 
 def test_error_reports_where_in_a_later_line():
