@@ -87,6 +87,10 @@ def check_int_range(value: int, t: TInt, span: Span) -> None:
     if not lo <= value <= hi:
         where = f"{t} (64-bit)" if t.width is None else str(t)
         raise error(f"literal {value} out of range for {where}", span)
+    if not -(1 << 63) <= value < 1 << 63:
+        # an integer of 64 bits or more is a signed Long on Spark (see runtime/schema.py)
+        raise error(f"literal {value} does not fit in {t} as stored (a signed 64-bit "
+                    f"integer: {t} values go up to 2^63 - 1)", span)
 
 
 def type_literal(lit: ast.Lit, hint: Type | None, span: Span | None = None) -> Type:

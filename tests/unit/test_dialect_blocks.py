@@ -448,7 +448,7 @@ def test_for_loops_with_patterns_over_maps_and_groups():
     src = """
 function best(g: Group<string, (string, u64)>): string {
     var who = "";
-    var low: u64 = 'hffffffffffffffff;
+    var low: u64 = 'h7fffffffffffffff;
     var seen: s64 = 0;
     for (((vendor, price), w) in g) {
         seen = seen + w;
@@ -490,6 +490,10 @@ O(a, b, n) :- I(x), var g: Group<bigint, bigint> = x.group_by(x), var n = g.coun
     fails(base + "O(x) :- I(x), var g: Group<bigint, string> = x.group_by(x).",
           "expected Group<bigint, string>, found Group<bigint, bigint>", "Group<bigint, s")
     parse_fails("function f(): s8 = 'sd5", "a signed literal needs its width", "'sd5")
+    # a u64 lives in a signed 64-bit Long on Spark
+    fails(base + "O(1) :- I(x), var a: u64 = 'hffffffffffffffff.",
+          "literal 18446744073709551615 does not fit in bit<64> as stored (a signed 64-bit "
+          "integer: bit<64> values go up to 2^63 - 1)", "'hfff")
 
 
 def test_extern_functions_take_their_body_from_the_extern_file(tmp_path):
