@@ -13,7 +13,7 @@ from typing import Any, Callable
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ddlog.builtins import FUNCTIONS, GROUP_METHODS
+from ddlog.builtins import CLOSURE_OPS, FUNCTIONS, GROUP_METHODS
 from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
 from ddlog.types import (TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, TVec,
@@ -341,7 +341,8 @@ class _Compiler:
     # -- calls ----------------------------------------------------------------------------
 
     def e_Call(self, e: ir.Call) -> Column:
-        builtin = (GROUP_METHODS if e.group else FUNCTIONS)[e.name]
+        builtin = GROUP_METHODS[e.name] if e.group else FUNCTIONS.get(e.name) or \
+            CLOSURE_OPS[e.name]
         args: list[Any] = [self.expr(a) for a in e.args]
         return builtin.spark(LOWERING, args, [a.ty for a in e.args], e.ty)
 

@@ -17,7 +17,7 @@ from typing import Any
 from pyspark.sql import types as T
 
 from ddlog.types import TInt, TOption, TypeMapping, TStruct, Type
-from ddlog.values import Group, Record, canonical_map, canonical_set
+from ddlog.values import Closure, Group, Record, canonical_map, canonical_set
 
 WEIGHT = "_w"
 ITER = "_i"
@@ -30,7 +30,12 @@ def col_name(k: int) -> str:
 class SparkTypes(TypeMapping):
     """The Spark type that holds values of a DDlog type."""
 
-    UNSUPPORTED = frozenset({"on_func"})
+    def on_func(self, t):
+        # a closure value (ddlog.values.Closure): which closure, its text, what it captured
+        return T.StructType([T.StructField("id", T.LongType(), False),
+                             T.StructField("text", T.StringType(), False),
+                             T.StructField("env", T.StringType(), False),
+                             T.StructField("args", T.StringType(), False)])
 
     def on_bool(self, t):
         return T.BooleanType()
@@ -88,8 +93,6 @@ class ToSpark(TypeMapping):
     """A DDlog value as PySpark's createDataFrame expects it for the type's Spark type:
     `to_spark(v, t)`."""
 
-    UNSUPPORTED = frozenset({"on_func"})
-
     def __call__(self, t: Type, v: Any) -> Any:
         return None if v is None else super().__call__(t, v)
 
@@ -97,6 +100,9 @@ class ToSpark(TypeMapping):
         return v
 
     on_string = on_int = on_bool
+
+    def on_func(self, t, v):
+        return (v.id, v.text, v.env, v.args)
 
     def on_float(self, t, v):
         return float(v)
@@ -134,8 +140,6 @@ class ToSpark(TypeMapping):
 class FromSpark(TypeMapping):
     """A value read from a Spark Row, in the DDlog representation: `from_spark(v, t)`."""
 
-    UNSUPPORTED = frozenset({"on_func"})
-
     def __call__(self, t: Type, v: Any) -> Any:
         return None if v is None else super().__call__(t, v)
 
@@ -143,6 +147,9 @@ class FromSpark(TypeMapping):
         return v
 
     on_string = on_int = on_bool
+
+    def on_func(self, t, v):
+        return Closure(v["id"], v["text"], v["env"], v["args"])
 
     def on_float(self, t, v):
         return float(v)
@@ -191,7 +198,7 @@ class InvalidValue(TypeMapping):
     or None when every value of the Spark type is valid: `invalid_value(c, t)`. Used to check
     DataFrames given as input, whose Spark types fit but whose values may not."""
 
-    UNSUPPORTED = frozenset({"on_func", "on_group"})
+    UNSUPPORTED = frozenset({"on_group"})
 
     def __call__(self, t: Type, x, nullable: bool = False):
         return super().__call__(t, x, nullable)
@@ -219,7 +226,7 @@ class InvalidValue(TypeMapping):
     def on_bool(self, t, x, nullable):
         return self._whole(x, nullable, [])
 
-    on_string = on_float = on_bool
+    on_string = on_float = on_func = on_bool
 
     def on_int(self, t: TInt, x, nullable):
         if t.width is None or t.width >= 64:
@@ -265,12 +272,13 @@ class _MayBeInvalid(TypeMapping):
     """Whether a value of the type's Spark type can fail to be one of the DDlog type (so that
     a vector's elements are only checked when they can be wrong)."""
 
-    UNSUPPORTED = frozenset({"on_func", "on_group"})
+    UNSUPPORTED = frozenset({"on_group"})
 
     def on_bool(self, t):
         return True  # a null
 
     on_string = on_float = on_int = on_tuple = on_vec = on_set = on_map = on_struct = on_bool
+    on_func = on_bool
 
     def on_option(self, t):
         return self(t.elem)

@@ -10,10 +10,12 @@ values in ddlog/values/ops.py.
 from __future__ import annotations
 
 from ddlog.builtins.base import Args, Builtin, Lowering
+from ddlog.builtins.closures import CLOSURE_OPS
 from ddlog.builtins.functions import FUNCTIONS
 from ddlog.builtins.groups import GROUP_METHODS
 
-__all__ = ["Args", "Builtin", "FUNCTIONS", "GROUP_METHODS", "Lowering", "lookup", "reference"]
+__all__ = ["Args", "Builtin", "CLOSURE_OPS", "FUNCTIONS", "GROUP_METHODS", "Lowering", "lookup",
+           "reference"]
 
 
 # the functions ddlog_std also names `string_f` (`string_contains(s, t)`)
@@ -28,7 +30,7 @@ def lookup(name: str, argc: int) -> Builtin | None:
         name = name[len("string_"):]  # ddlog_std's `string_len(s)` is `s.len()`
     name = "key" if name == "group_key" else name  # and its `group_key(g)` is `g.key()`
     g = GROUP_METHODS.get(name)
-    f = FUNCTIONS.get(name)
+    f = FUNCTIONS.get(name) or CLOSURE_OPS.get(name)
     if g is not None and (f is None or argc == g.arity):
         return g
     return f

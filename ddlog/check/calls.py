@@ -85,6 +85,11 @@ class CallArgs:
             names = [self.ck.inliner.fresh(f"a{k}") for k in range(len(params))]
             call = ast.Call(lam.name, [ast.Var(n, lam.span) for n in names], lam.span)
             lam = self.call.args[i] = ast.Lambda(names, call, lam.span)
+        elif isinstance(lam, ast.Var) and isinstance(self.sc.vars.get(lam.name), TFunc):
+            # a closure held by a variable: `v.map(f)` calls it on each element
+            names = [self.ck.inliner.fresh(f"a{k}") for k in range(len(params))]
+            call = ast.Call(lam.name, [ast.Var(n, lam.span) for n in names], lam.span)
+            lam = self.call.args[i] = ast.Lambda(names, call, lam.span)
         n = len(params)
         shape = "|x| ..." if n == 1 else "|" + ", ".join("abc"[:n]) + "| ..."
         if not isinstance(lam, ast.Lambda):

@@ -19,6 +19,7 @@ from ddlog.syntax.blocks import PendingBlock, Return, assignment_span
 from ddlog.builtins import lookup
 from ddlog.check.calls import type_call
 from ddlog.errors import Span
+from ddlog.check.closures import APPLY, Closures
 from ddlog.check.inline import Inliner
 from ddlog.check.patterns import (check_exhaustive, check_pattern, lookup_ctor, normalize_fields,
                             option_ctor)
@@ -34,9 +35,11 @@ SHIFT_AMOUNT = TInt(False, 32)
 
 
 class ExprChecker:
-    def __init__(self, decls: Decls, inliner: Inliner):
+    def __init__(self, decls: Decls, inliner: Inliner, closures: Closures | None = None):
         self.decls = decls
         self.inliner = inliner
+        # the closures that are values (ddlog/check/closures.py), with their source text
+        self.closures = closures or Closures(lambda span: "|..| ..")
         self.tvars: dict[str, Type] = {}  # type variables of the generic call being checked
 
     def resolve(self, te: ast.TypeExpr) -> Type:
@@ -107,9 +110,7 @@ class ExprChecker:
         return e
 
     def _Lambda(self, e: ast.Lambda, sc, hint):
-        raise error("a closure is only allowed as the argument of a built-in function or "
-                    "method (`v.map(|x| x + 1)`); it cannot be stored in a variable or a "
-                    "relation", e.span)
+        return self.closures.make(self, e, sc, hint)  # a closure as a value
 
     def _Interp(self, e: ast.Interp, sc, hint):
         for i, part in enumerate(e.parts):
@@ -130,6 +131,8 @@ class ExprChecker:
         part = self.infer(part, sc)
         if is_scalar(part.ty):
             return part
+        if isinstance(part.ty, TFunc):
+            return ast.Call("closure#show", [part], span, ty=STRING)
         for f in users:
             if f.params[0][1] == part.ty:
                 return self.infer(ast.Call(f.decl.name, [original], span), sc)
@@ -178,9 +181,8 @@ class ExprChecker:
             e.ty = e.left.ty
             return e
         if op in CMP_OPS:
-            def validate(t: Type, span: Span) -> None:
-                _want(op, "comparable values", not isinstance(t, TFunc), t, span)
-            e.left, e.right = self.infer_same([(e.left, sc), (e.right, sc)], None, validate, what)
+            # every value compares, closures too (by which closure and what it captured)
+            e.left, e.right = self.infer_same([(e.left, sc), (e.right, sc)], None, None, what)
             e.ty = BOOL
             return e
         if op in ARITH_OPS:
@@ -235,6 +237,8 @@ class ExprChecker:
     # -- calls ----------------------------------------------------------------------------------
 
     def _Call(self, e: ast.Call, sc: Scope, hint):
+        if isinstance(sc.vars.get(e.func), TFunc) and not e.method:
+            return self._closure_call(e, sc)
         f = self.decls.functions.get(e.func)
         if f is not None:
             return self._user_call(e, f, sc)
@@ -243,6 +247,18 @@ class ExprChecker:
             raise error(f"unknown function '{e.func}'", e.span)
         e.ty = type_call(self, e, sc, builtin, hint)
         return e
+
+    def _closure_call(self, e: ast.Call, sc: Scope) -> ast.Expr:
+        """`f(x)` where the variable f holds a closure (ddlog/check/closures.py)."""
+        t: TFunc = sc.vars[e.func]
+        if len(e.args) != len(t.params):
+            raise error(f"'{e.func}' is a closure of type {t}: it takes {len(t.params)} "
+                        f"argument{'' if len(t.params) == 1 else 's'}, found {len(e.args)}",
+                        e.span)
+        args = [self.check(a, sc, pt, f"argument {i + 1} of the closure '{e.func}'")
+                for i, (a, pt) in enumerate(zip(e.args, t.params))]
+        fn = ast.Var(e.func, e.span, t)
+        return ast.Call(APPLY, [fn, *args], e.span, ty=t.result)
 
     def _user_call(self, e: ast.Call, f, sc: Scope) -> ast.Expr:
         sig = ", ".join(f"{n}: {t}" for n, t in f.params)

@@ -13,8 +13,8 @@ from ddlog.types import RelationInfo
 from ddlog.errors import Span
 from ddlog.check.inline import Size
 from ddlog.check.scope import error
-from ddlog.types import (PRIMITIVES, TCtor, TGroup, TInt, TMap, TOption, TSet, TStruct, TTuple,
-                         TVar, TVec, Type, has_vars)
+from ddlog.types import (PRIMITIVES, TCtor, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct,
+                         TTuple, TVar, TVec, Type, has_vars)
 
 # Built-in generic types and how many type arguments each takes.
 GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2, "Map": 2}
@@ -101,6 +101,8 @@ class _Resolver:
             return TInt(te.signed, te.width)
         if isinstance(te, ast.TupleType):
             return TTuple(tuple(self.resolve(t) for t in te.items))
+        if isinstance(te, ast.FuncType):
+            return TFunc(tuple(self.resolve(t) for t in te.params), self.resolve(te.result))
         name, args = te.name, te.args
         if name.startswith("'"):
             return self.tvars.get(name, TVar(name))

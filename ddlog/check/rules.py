@@ -15,6 +15,7 @@ import copy
 
 from ddlog.syntax import ast
 from ddlog.syntax.bindings import binding_items
+from ddlog.check.closures import Closures
 from ddlog.check.program import CheckedProgram
 from ddlog.types import RelationInfo
 from ddlog.errors import TypeCheckError
@@ -30,10 +31,11 @@ from ddlog.types import BOOL, TGroup, TMap, TSet, TTuple, TVec, Type
 def check_program(prog: ast.Program) -> CheckedProgram:
     try:
         decls = resolve_decls(prog)
-        ck = ExprChecker(decls, Inliner())
+        ck = ExprChecker(decls, Inliner(), Closures(lambda span: _text(prog, span)))
         for f in function_order(decls):
             check_function(ck, f)
         rules = [check_rule(ck, rule) for rule in prog.rules]
+        rules = [ck.closures.expand(ck, r) for r in rules]  # now that every closure is known
         keys = check_keys(ck, prog, decls)
     except TypeCheckError as e:
         if e.source is None:
@@ -42,6 +44,18 @@ def check_program(prog: ast.Program) -> CheckedProgram:
             e.source = prog.sources[e.span.file] if in_module else prog.source
         raise
     return CheckedProgram(prog, decls.relations, decls.types, rules, keys)
+
+
+def _text(prog: ast.Program, span) -> str:
+    """The source text at `span`."""
+    source = prog.sources.get(span.file, prog.source) if span.file != prog.file \
+        else prog.source
+    lines = source.splitlines()[span.line - 1:span.end_line]
+    if not lines:
+        return ""
+    if len(lines) == 1:
+        return lines[0][span.col - 1:span.end_col - 1]
+    return "\n".join([lines[0][span.col - 1:], *lines[1:-1], lines[-1][:span.end_col - 1]])
 
 
 def check_keys(ck: ExprChecker, prog: ast.Program, decls: Decls) -> dict[str, ast.Expr]:

@@ -54,7 +54,16 @@ class TupleType(Node):
     span: Span
 
 
-TypeExpr = Union[TypeName, BitsType, TupleType]
+@dataclass
+class FuncType(Node):
+    """`|T1, T2|: R` or `function(T1, T2): R`, the type of a closure."""
+
+    params: list["TypeExpr"]
+    result: "TypeExpr"
+    span: Span
+
+
+TypeExpr = Union[TypeName, BitsType, TupleType, FuncType]
 
 # ---------------------------------------------------------------------------------------------
 # Expressions. `ty` is filled by the type checker.

@@ -241,6 +241,10 @@ class Builder(Transformer):
     def tuple_type(self, meta, ch):
         return ast.TupleType(_strip_none(ch), self.sp(meta))
 
+    def func_type(self, meta, ch):
+        items = [c for c in ch if c is not None and not isinstance(c, Token)]
+        return ast.FuncType(items[:-1], items[-1], self.sp(meta))
+
     def role(self, meta, ch):
         return str(ch[0])
 

@@ -19,7 +19,9 @@ A relation's row is a tuple of column values.
 from __future__ import annotations
 
 import decimal
+import json
 import math
+import re
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +43,44 @@ class Group:
     items: tuple
 
 
+@dataclass(frozen=True)
+class Closure:
+    """A closure made by the program (`|x| x + inc`) as a value: the number of the closure
+    expression in the program (`id`), its text, the values it captured (`env`, the JSON
+    object `{"_0": .., "_1": ..}` of them, as Spark's `to_json` writes it: closure_env), and
+    those values as DDlog prints them (`args`: `()`, `100`, `(1, "a")`)."""
+
+    id: int
+    text: str
+    env: str
+    args: str
+
+
+def closure_env(values: tuple) -> str:
+    """The JSON `env` of a closure capturing `values` (integers, bools, strings, closures),
+    written as Spark's `to_json` writes the struct `{_0: .., _1: ..}`."""
+    def plain(v: Any) -> Any:
+        if isinstance(v, Closure):
+            return {"id": v.id, "text": v.text, "env": v.env, "args": v.args}
+        return v
+    text = json.dumps({f"_{i}": plain(v) for i, v in enumerate(values)},
+                      separators=(",", ":"), ensure_ascii=False)
+    # Spark's JSON writer spells the other control characters' escapes in upper case
+    # (an escape is a backslash not itself escaped: preceded by an even number of them)
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})",
+                  lambda m: m[1] + "\\u00" + m[2].upper(), text)
+
+
+def closure_captures(c: Closure) -> tuple:
+    """The values a closure captured, back from its `env` (closures as Closure values)."""
+    def value(v: Any) -> Any:
+        if isinstance(v, dict):
+            return Closure(v["id"], v["text"], v["env"], v["args"])
+        return v
+    env = json.loads(c.env)
+    return tuple(value(env[f"_{i}"]) for i in range(len(env)))
+
+
 def sort_key(v: Any) -> tuple:
     """A total order over values of one type (None first, as DDlog orders `None` before
     `Some`)."""
@@ -58,6 +98,8 @@ def sort_key(v: Any) -> tuple:
         return (1, v.ctor, tuple(sort_key(x) for x in v.values))
     if isinstance(v, Group):
         return (1, sort_key(v.key), tuple(sort_key(x) for x in v.items))
+    if isinstance(v, Closure):
+        return (1, v.id, v.text, v.env, v.args)
     raise TypeError(f"not a DDlog value: {v!r}")
 
 
@@ -112,7 +154,8 @@ def rust_float(v: float, bits: int = 64) -> str:
 class _Format(TypeMapping):
     """DDlog's text form of a value, as `dump` prints it."""
 
-    UNSUPPORTED = frozenset({"on_func"})
+    def on_func(self, t, v):
+        return show_closure(v)
 
     def on_bool(self, t, v):
         return "true" if v else "false"
@@ -160,6 +203,18 @@ def format_value(v: Any, t: Type) -> str:
     return _FORMAT(t, v)
 
 
+def show_closure(c: Closure) -> str:
+    """`<closure: |x| x + inc, captured_args: 100>` (DDlog prints its own rendering of the
+    closure's code where this prints the program's text)."""
+    return f"<closure: {c.text}, captured_args: {c.args}>"
+
+
+def closure_args(values: tuple, types: tuple) -> str:
+    """The captured values as a closure prints them: `()`, `100`, `(1, "a")`."""
+    shown = [format_value(v, t) for v, t in zip(values, types)]
+    return shown[0] if len(shown) == 1 else "(" + ", ".join(shown) + ")"
+
+
 def format_record(relation: str, columns: list[tuple[str, Type]] | tuple, row: tuple) -> str:
     """`R{.a = 1, .b = "x"}`."""
     inner = ", ".join(f".{name} = {format_value(v, t)}" for (name, t), v in zip(columns, row))
@@ -170,7 +225,8 @@ class _Conforms(TypeMapping):
     """Whether a Python value is a valid value of the type (ranges of bit<N>/signed<N>
     included)."""
 
-    UNSUPPORTED = frozenset({"on_func"})
+    def on_func(self, t, v):
+        return isinstance(v, Closure)
 
     def __call__(self, t: Type, v: Any) -> bool:
         if v is None:

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 from ddlog.types import RelationInfo
 from ddlog.types import TFloat, TOption, TString, Type, TypeMapping
-from ddlog.values import format_record, format_value
+from ddlog.values import format_record, format_value, show_closure
 
 FORMATS = ("text", "csv", "json")
 
@@ -62,10 +62,11 @@ class _Json(TypeMapping):
     """A value as JSON: tuples and Vec/Set as arrays, Option as the value or null, structs as
     objects (an enum's constructor under "_tag"), floats that JSON cannot hold as text."""
 
-    UNSUPPORTED = frozenset({"on_func"})
-
     def __call__(self, t: Type, v: Any) -> Any:
         return None if v is None else super().__call__(t, v)
+
+    def on_func(self, t, v):
+        return show_closure(v)
 
     def on_bool(self, t, v):
         return v

@@ -13,6 +13,7 @@ import pytest
 from ddlog.values import Record
 from tests.differential.harness import INCREMENTAL, Differential, ValueGen, Workload
 from tests.support import seed_for
+from tests.unit.test_dialect_blocks import CLOSURES
 
 # ---------------------------------------------------------------------------------------------
 # Recursion shapes
@@ -466,6 +467,9 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
         "statements": (STATEMENTS, Workload(
             values=ValueGen(ints=(0, 1, 2, 3), strings=("a", "b")),
             initial_for={"Edge": 6, "Tagged": 3, "Fig": 3})),
+        # closures as values: stored, called, captured by closures, compared, printed
+        "closures": (CLOSURES, Workload(values=ValueGen(ints=(0, 1, 2, 3, 10)),
+                                        initial_for={"Inc": 3, "Arg": 3})),
         "numbers": (NUMBERS, Workload(
             values=ValueGen(ints=(0, 1, 2, 3, 7, 200, 255), floats=(0.5, 1.0, 3.0, 12.0)),
             initial=4)),

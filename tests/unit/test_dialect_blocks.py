@@ -609,6 +609,52 @@ def test_flwor_rules():
           "for (b in B) { O(b.y) }\n", "has no field 'y'", "b.y")
 
 
+CLOSURES = """
+typedef vec_to_vec = |Vec<s64>|: Vec<s64>
+input relation Inc(i: s64)
+input relation Arg(a: s64)
+relation IntF(f: |s64|: s64)
+relation VecF(f: vec_to_vec)
+output relation Applied(a: s64, r: s64)
+output relation Mapped(d: string, v: Vec<s64>)
+output relation Same(a: string, b: string, eq: bool, lt: bool)
+output relation Kept(f: function(s64): s64)
+IntF(|x| x + inc) :- Inc(inc).
+IntF(|x: s64| x * x).
+IntF(function(x: s64): s64 { var y = x; y - 1 }).
+VecF(|v| v.map(f)) :- IntF(f).
+Applied(a, f(a)) :- IntF(f), Arg(a).
+Mapped("${g}", g([1, 2])) :- VecF(g).
+Same("${f}", "${g}", f == g, f < g) :- IntF(f), IntF(g), Inc(1).
+Kept(f) :- IntF(f), f(2) > 3.
+"""
+
+
+def test_closures_as_values():
+    # a closure is a value of a function type: stored in relations, called, compared and
+    # printed (with the values it captured), and captured by other closures
+    out = run(CLOSURES, Inc={(1,), (10,)}, Arg={(3,)})
+    assert out["Applied"] == {(3, 4), (3, 13), (3, 9), (3, 2)}
+    mapped = {d: v for d, v in out["Mapped"]}
+    assert mapped["<closure: |v| v.map(f), captured_args: <closure: |x| x + inc, "
+                  "captured_args: 10>>"] == (11, 12)
+    assert mapped["<closure: |v| v.map(f), captured_args: <closure: |x: s64| x * x, "
+                  "captured_args: ()>>"] == (1, 4)
+    assert mapped["<closure: |v| v.map(f), captured_args: <closure: function(x: s64): s64 "
+                  "{ var y = x; y - 1 }, captured_args: ()>>"] == (0, 1)
+    assert len(out["Same"]) == 16 and sum(eq for _, _, eq, _ in out["Same"]) == 4
+    assert {f.text for (f,) in out["Kept"]} == {"|x| x + inc", "|x: s64| x * x"}
+    base = "relation F(f: |s64|: s64)\noutput relation O(x: s64)\n"
+    fails(base + "O(f(1, 2)) :- F(f).", "'f' is a closure of type function(signed<64>): "
+          "signed<64>: it takes 1 argument, found 2", "f(1, 2)")
+    fails(base + "O(f(1)) :- F(f).", "no closure of type function(signed<64>): signed<64> is "
+          "made in this program", "f(1)")
+    fails(base + "F(|x| g(x)) :- F(g).\nO(f(1)) :- F(f).",
+          "a closure of type function(signed<64>): signed<64> calls a closure of its own type",
+          "g(x)")
+    fails(base + "F(|x, y| x).", "expected a closure of 1 parameter", "|x, y|")
+
+
 # ---------------------------------------------------------------------------------------------
 # Output format
 

@@ -12,8 +12,8 @@ from ddlog.errors import TypeCheckError
 from ddlog.check.inline import iter_nodes
 from ddlog.syntax.parser import parse_program
 from ddlog.check.rules import check_program
-from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, USIZE, TGroup, TInt, TOption, TSet,
-                         TStruct, TTuple, TVec)
+from ddlog.types import (BIGINT, BOOL, DOUBLE, FLOAT, STRING, USIZE, TFunc, TGroup, TInt, TOption,
+                         TSet, TStruct, TTuple, TVec)
 
 from tests.support import ROOT
 
@@ -563,9 +563,16 @@ def test_set_literal_from_context():
     assert rule.head.args[0].ty == TSet(U8) and rule.head.args[0].items[0].ty == U8
 
 
-def test_closure_only_as_an_argument():
-    expr_fails("|y| y + 1", "a closure is only allowed as the argument of a built-in",
+def test_closures_as_values_need_their_types():
+    expr_fails("|y| y + 1", "a closure used as a value needs the types of its parameters",
                "|y|")
+    assert expr_of("|y: bigint| y + 1", "function(bigint): bigint").ty == \
+        TFunc((BIGINT,), BIGINT)
+    fails(expr_rule("|y: bigint| y + 1", "|bigint|: string"), "type mismatch: expected "
+          "function(bigint): string, found function(bigint): bigint (column 'r' of 'O')", "r)")
+    expr_fails("|y: bigint| v.nth(0).unwrap_or(y)", "a closure used as a value can capture "
+               "integers, bools, strings and closures; 'v' is a Vec<bigint>", "|y",
+               "|bigint|: bigint")
 
 
 def test_builtins():

@@ -41,8 +41,8 @@ def test_every_mapping_decides_about_every_kind(mappings):
 
 
 def test_unsupported_kinds_say_so():
-    from ddlog.types import TFunc, BIGINT
-    from ddlog.values import format_value
+    from ddlog.types import TGroup, BIGINT
+    from runtime.schema import invalid_value
 
     with pytest.raises(TypeError, match="no meaning for values of type"):
-        format_value(None, TFunc((BIGINT,), BIGINT))
+        invalid_value(None, TGroup(BIGINT, BIGINT))
