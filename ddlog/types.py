@@ -157,7 +157,8 @@ class TGroup(Type):
 
 @dataclass(frozen=True)
 class TFunc(Type):
-    """The type of a closure `|a, b| e` (only as an argument of built-in functions)."""
+    """The type of a closure `|a, b| e`: `|A, B|: R` (a built-in's closure argument, or a value
+    ddlog/check/closures.py makes)."""
 
     params: tuple[Type, ...]
     result: Type

@@ -232,8 +232,9 @@ class Cast(Node):
 
 @dataclass
 class Lambda(Node):
-    """A closure `|x| e`, `|a, x: T|: R { .. }` or `function(x: T): R { .. }`: only as the
-    argument of a built-in function or method (`v.map(|x| x + 1)`, `g.fold(|a, x| a + x, 0)`).
+    """A closure `|x| e`, `|a, x: T|: R { .. }` or `function(x: T): R { .. }`: the argument of
+    a built-in function or method (`v.map(|x| x + 1)`, `g.fold(|a, x| a + x, 0)`), or a value
+    of a function type (ddlog/check/closures.py).
     `annotations[i]` is the declared type of `params[i]` or None; `result` the declared result
     type or None. `changes` names the parameter a closure changes (`|k, v| v.x = e`, a `mut`
     parameter in DDlog): its body then gives that parameter's new value (map_in_place)."""
