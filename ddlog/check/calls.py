@@ -4,10 +4,12 @@ with the expression checker and words every message with the function and its si
 """
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Callable, NoReturn
 
 from ddlog.builtins import Builtin
 from ddlog.check.scope import Scope, error, flexible, mismatch
+from ddlog.errors import TypeCheckError
 from ddlog.syntax import ast
 from ddlog.types import TFunc, TGroup, Type
 
@@ -143,7 +145,28 @@ class CallArgs:
 
 def type_call(ck: "ExprChecker", call: ast.Call, sc: Scope, builtin: Builtin,
               hint: Type | None) -> Type:
-    """The result type of a call of `builtin`, its arguments typed in place."""
+    """The result type of a call of `builtin`, its arguments typed in place. When the call
+    fails where an argument's untyped literals defaulted to bigint and another integer type
+    was wanted (`[1, 2].fold(|a, x| a + x, 0)` for an s64), the call is typed again with
+    those literals of that type."""
+    pristine = copy.deepcopy(call.args)
+    try:
+        return _type_call(ck, call, sc, builtin, hint)
+    except TypeCheckError as err:
+        for i, arg in enumerate(pristine):
+            if isinstance(arg, ast.Lambda) or not flexible(arg, sc.flex):
+                continue
+            retyped = ck.defaulted(arg, sc, err)
+            if retyped is None:
+                continue
+            call.args = copy.deepcopy(pristine)
+            call.args[i] = ck.check(call.args[i], sc, retyped)
+            return _type_call(ck, call, sc, builtin, hint)
+        raise
+
+
+def _type_call(ck: "ExprChecker", call: ast.Call, sc: Scope, builtin: Builtin,
+               hint: Type | None) -> Type:
     a = CallArgs(ck, call, sc, builtin)
     a.arity(builtin.arity)
     if builtin.group:

@@ -18,15 +18,15 @@ from ddlog.syntax import ast
 from ddlog.syntax.blocks import PendingBlock, Return, assignment_span
 from ddlog.builtins import lookup
 from ddlog.check.calls import type_call
-from ddlog.errors import Span
+from ddlog.errors import Span, TypeCheckError
 from ddlog.check.closures import APPLY, Closures
 from ddlog.check.inline import Inliner
 from ddlog.check.patterns import (check_exhaustive, check_pattern, lookup_ctor, normalize_fields,
                             option_ctor)
 from ddlog.check.resolve import Decls
 from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Retype, Scope,
-                               can_take, error, flexible, mismatch, type_literal)
-from ddlog.types import (BOOL, STRING, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct, TTuple,
+                               can_take, error, flexible, mismatch, replace_int, type_literal)
+from ddlog.types import (BIGINT, BOOL, STRING, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct, TTuple,
                          TVec, Type, has_vars, is_numeric, is_scalar, substitute, unify)
 
 Validate = Callable[[Type, Span], None]
@@ -381,7 +381,27 @@ class ExprChecker:
                 if r.var != e.var:
                     raise
                 return self._let(pristine, sc, hint, r.ty, flex=False)
+            except TypeCheckError as err:
+                # `var v = [-5, 0]; .. v.find(|y| y == x)` with x: s64: the literals' default
+                # bigint was wrong where a use wants another integer type for the elements
+                retyped = self.defaulted(pristine.value, sc, err)
+                if retyped is None:
+                    raise
+                return self._let(pristine, sc, hint, retyped, flex=False)
         return self._let(e, sc, hint, want, flex=False)
+
+    def defaulted(self, value: ast.Expr, sc: Scope, err: TypeCheckError) -> Type | None:
+        """The type `value`'s untyped literals take when a mismatch between bigint (their
+        default) and another integer type arose from them: that other type."""
+        pair = getattr(err, "types", None)
+        if pair is None or BIGINT not in pair:
+            return None
+        other = pair[1] if pair[0] == BIGINT else pair[0]
+        if not isinstance(other, TInt):
+            return None
+        default = self.infer(copy.deepcopy(value), sc).ty
+        retyped = replace_int(default, BIGINT, other)
+        return retyped if retyped != default and can_take(default, retyped) else None
 
     def _let(self, e: ast.Let, sc: Scope, hint, want: Type | None, flex: bool) -> ast.Expr:
         what = f"assignment to '{e.var}'" if e.rebind else f"variable '{e.var}'"

@@ -31,7 +31,9 @@ def error(message: str, span: Span | None) -> TypeCheckError:
 
 def mismatch(expected: Type, found: Type, span: Span, what: str | None = None) -> TypeCheckError:
     suffix = f" ({what})" if what else ""
-    return error(f"type mismatch: expected {expected}, found {found}{suffix}", span)
+    err = error(f"type mismatch: expected {expected}, found {found}{suffix}", span)
+    err.types = (expected, found)  # for a variable of defaulted type to try again (_Let)
+    return err
 
 
 @dataclass
@@ -148,3 +150,16 @@ def flexible(e: ast.Expr, flex_vars: AbstractSet[str] = frozenset()) -> bool:
         inner = flex_vars | {e.var} if sub(e.value) else flex_vars - {e.var}
         return flexible(e.body, inner)
     return False
+
+
+def replace_int(t: Type, old: Type, new: Type) -> Type:
+    """`t` with the integer type `old` replaced by `new` inside it."""
+    if t == old:
+        return new
+    if isinstance(t, (TVec, TSet, TOption)):
+        return type(t)(replace_int(t.elem, old, new))
+    if isinstance(t, TMap):
+        return TMap(replace_int(t.key, old, new), replace_int(t.value, old, new))
+    if isinstance(t, TTuple):
+        return TTuple(tuple(replace_int(x, old, new) for x in t.items))
+    return t

@@ -655,6 +655,24 @@ def test_closures_as_values():
     fails(base + "F(|x, y| x).", "expected a closure of 1 parameter", "|x, y|")
 
 
+def test_untyped_literals_take_the_integer_type_a_later_use_wants():
+    # DDlog infers `[-5, 0]` as Vec<s64> from `y == x` with x: s64, and `[1, 2, 3]` from
+    # the fold's s64 accumulator; the literals' default (bigint) is retried with that type
+    src = """
+typedef T = Ref<Vec<s64>>
+output relation O(v: Vec<s64>, n: s64, r: T)
+function f(xs: Vec<s64>): Vec<s64> {
+    var res = xs;
+    var exclude = [-5, 0];
+    exclude.push(7);
+    res.retain(|x| is_none(exclude.find(|y| y == x)));
+    res
+}
+O(f([-5, 1, 7, 2]), [1, 2, 3].fold(|a, x| a + x, 0), ref_new([4]).deref()).
+"""
+    assert run(src)["O"] == {((1, 2), 6, (4,))}
+
+
 # ---------------------------------------------------------------------------------------------
 # Output format
 
