@@ -402,6 +402,28 @@ class Builder(Transformer):
             expr = ast.Var(value, expr.span)
         return [*grouping, *binding_items(pattern, expr, span, self._fresh_binding)]
 
+    def body_match(self, meta, ch):
+        """`(192, 168, _, _) = e`: e matches a pattern written as an expression (`_`,
+        literals, tuples, constructors; any other part is compared), binding nothing."""
+        compared: list[tuple[str, ast.Expr]] = []
+
+        def pattern(e: ast.Expr) -> ast.Pattern:
+            if isinstance(e, ast.Wildcard):
+                return ast.PWild(e.span)
+            if isinstance(e, ast.Lit) and e.kind != "json":
+                return ast.PLit(e, e.span)
+            if isinstance(e, ast.TupleLit):
+                return ast.PTuple([pattern(x) for x in e.items], e.span)
+            if isinstance(e, ast.StructLit):
+                return ast.PCtor(e.ctor, [(n, pattern(x)) for n, x in e.fields], e.span)
+            var = self._fresh_binding()
+            compared.append((var, e))
+            return ast.PVar(var, e.span)
+        span = self.sp(meta)
+        items = binding_items(pattern(ch[0]), ch[1], span, self._fresh_binding)
+        return items + [ast.BodyCond(ast.BinOp("==", ast.Var(v, e.span), e, e.span), e.span)
+                        for v, e in compared]
+
     def _fresh_binding(self) -> str:
         self.fresh += 1
         return f"__b{self.fresh - 1}"

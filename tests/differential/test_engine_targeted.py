@@ -328,6 +328,8 @@ Spread(x, s) :- Edge(x, y), var s: string = (y, x).group_by(x).spread().
 output relation Pat(n: bigint, t: string, s: Shape)
 output relation Ftl(n: bigint, s: string)
 Pat(n, t, s) :- Tagged(n, Some{(t, _)}), Fig(n, s@Circle{.r = r}), r > 0.
+output relation Matched(n: bigint)
+Matched(n) :- Fig(n, s), Edge(n, m), Circle{_, m + 1} = s.
 for (f in Fig) {
     var k = f.n in
     match (f.s) {

@@ -590,6 +590,19 @@ for (lb in Balancer(.ls = 5)) {
 """
 
 
+def test_a_value_matching_a_pattern_written_as_an_expression():
+    # DDlog's `(192, 168, _, _) = addr_to_tuple(a)`: `_`, literals, tuples and constructors
+    # match; any other part (a bound variable, an expression) is compared
+    src = """
+input relation H(t: (bigint, bigint, Option<bigint>))
+input relation K(k: bigint)
+output relation O(t: (bigint, bigint, Option<bigint>), k: bigint)
+O(t, k) :- H(t), K(k), (1, _, Some{k + 1}) = t.
+"""
+    out = run(src, H={((1, 5, 3),), ((1, 6, None),), ((2, 5, 3),), ((1, 7, 4),)}, K={(2,)})
+    assert out["O"] == {((1, 5, 3), 2)}
+
+
 def test_flwor_rules():
     # each way to a head is a rule; a `match` arm holds only when no earlier arm matches
     prog = parse_program(FLWOR, "t.dl")
