@@ -6,6 +6,8 @@ Adding a function is adding an entry to FUNCTIONS (and its tests).
 """
 from __future__ import annotations
 
+import re
+
 from ddlog.builtins.base import Args, Builtin
 from ddlog.builtins.library import LIBRARY
 from ddlog.builtins.maps import MAP_ONLY, ON_MAPS, overload
@@ -85,6 +87,30 @@ def _fixed(*types: Type, result: Type):
     return rule
 
 
+# DDlog's parse_dec_u64 / parse_dec_i64 (Rust's `str::parse`): an optional sign (`+` only for
+# the unsigned), ASCII digits, a value the 64-bit Long that stores it holds; else None
+_DECIMAL = {False: r"^\+?[0-9]+$", True: r"^[+-]?[0-9]+$"}
+
+
+def _parse_dec_spark(signed: bool):
+    def lower(sx, a, ts, t):
+        F = sx.F
+        value = a[0].try_cast("long")
+        if not signed:
+            value = F.when(value >= 0, value)
+        return F.when(a[0].rlike(_DECIMAL[signed]), value)
+    return lower
+
+
+def _parse_dec_python(signed: bool):
+    def meaning(a, ts, t):
+        if not re.match(_DECIMAL[signed], a[0]):
+            return None
+        v = int(a[0])
+        return v if (-(1 << 63) if signed else 0) <= v < 1 << 63 else None
+    return meaning
+
+
 # -- Spark lowerings that need more than one line ---------------------------------------------
 
 
@@ -160,6 +186,14 @@ _FUNCTIONS: dict[str, Builtin] = {**LIBRARY, **{b.name: b for b in [
     Builtin("trim", 1, "trim(string) -> string", "without leading and trailing spaces",
             _fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.trim(a[0]),
             lambda a, ts, t: a[0].strip(" ")),
+    Builtin("parse_dec_u64", 1, "parse_dec_u64(string) -> Option<u64>",
+            "the decimal number the string is (digits, `+` allowed), or None",
+            _fixed(STRING, result=TOption(TInt(False, 64))), _parse_dec_spark(False),
+            _parse_dec_python(False)),
+    Builtin("parse_dec_i64", 1, "parse_dec_i64(string) -> Option<s64>",
+            "the decimal number the string is (digits, `+` or `-` allowed), or None",
+            _fixed(STRING, result=TOption(TInt(True, 64))), _parse_dec_spark(True),
+            _parse_dec_python(True)),
     Builtin("substr", 3, "substr(string, integer, integer) -> string",
             "characters [start, end), 0-based, clamped to the string",
             _substr_type, _substr_spark, _substr_python),

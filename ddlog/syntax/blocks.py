@@ -92,6 +92,17 @@ class ReturnStmt:
 
 
 Statement = VarStmt | AssignStmt | ExprStmt | ForStmt | IfStmt | ReturnStmt
+_STATEMENTS = (VarStmt, AssignStmt, ExprStmt, ForStmt, IfStmt, ReturnStmt)
+
+
+@dataclass
+class Try(ast.Node):
+    """`e?` on an Option: its value when Some, else the function returns None
+    (function_body makes it a `match` that returns)."""
+
+    expr: ast.Expr
+    span: Span
+    ty: None = None
 
 
 @dataclass
@@ -135,20 +146,22 @@ def parsed_block(statements: list[Statement], span: Span, fail: Fail) -> ast.Exp
     return block(statements, result, fail)
 
 
-def function_body(body: ast.Expr, fail: Fail) -> ast.Expr:
-    """A function's (or closure's) body: a block that returns is complete here."""
+def function_body(body: ast.Expr, fail: Fail, result: ast.TypeExpr | None = None) -> ast.Expr:
+    """A function's (or closure's) body, of the declared `result` type: a block that returns
+    is complete here, and each `e?` a `match (e) { Some{v} -> v, None -> return None }`."""
+    body = _tries(body, result, fail)
     if isinstance(body, PendingBlock) and not body.assigns:
         body = block(body.statements, body.value, fail)
     return _tail(body, lambda value: value, fail, at_function=True)
 
 
-def changing_closure(params: list[str], body: ast.Expr, span: Span,
-                     fail: Fail) -> tuple[ast.Expr, str | None]:
+def changing_closure(params: list[str], body: ast.Expr, span: Span, fail: Fail,
+                     result: ast.TypeExpr | None = None) -> tuple[ast.Expr, str | None]:
     """A closure's body, and the parameter it changes when it assigns one (`|k, v| v.x = e`,
     or a block doing so): DDlog's `mut` parameter, whose new value becomes the body's value,
     `{ v.x = e; v }`."""
     if not isinstance(body, PendingBlock) or not body.assigns:
-        return function_body(body, fail), None
+        return function_body(body, fail, result), None
     outside = [m for m in body.assigns if m not in params]
     if outside:
         raise fail(f"a closure cannot assign '{outside[0]}', a variable declared outside it",
@@ -246,8 +259,74 @@ def _tail(e: ast.Expr, go_on: Callable[[ast.Expr], ast.Expr], fail: Fail,
                        annotation=e.annotation, rebind=e.rebind)
     if isinstance(e, PendingBlock) and not e.assigns:
         return tail(block(e.statements, e.value, fail))
-    raise fail("`return` is allowed as a statement and as the value of a branch of an `if` "
-               "or `match`, not inside an expression", _return_span(e))
+    return tail(_lift(e, fail))
+
+
+def _tries(body: ast.Expr, result: ast.TypeExpr | None, fail: Fail) -> ast.Expr:
+    """`body` with its `e?` (outside closures in it) made into matches that return None."""
+    counter = iter(range(1 << 30))
+
+    def replace(node: object) -> object:
+        if isinstance(node, Try):
+            if not (isinstance(result, ast.TypeName) and
+                    result.name.rsplit("::", 1)[-1] == "Option"):
+                raise fail("`?` returns None from the function: it is allowed in a function "
+                           "or closure declared to return an Option<..>", node.span)
+            sp = node.span
+            v = f"__try{sp.line}_{sp.col}_{next(counter)}"
+            some = ast.MatchArm(ast.PCtor("Some", [(None, ast.PVar(v, sp))], sp),
+                                ast.Var(v, sp), sp)
+            none = ast.MatchArm(ast.PCtor("None", [], sp),
+                                Return(ast.StructLit("None", [], sp), sp), sp)
+            return ast.MatchExpr(replace(node.expr), [some, none], sp)
+        if isinstance(node, ast.Lambda):
+            return node  # its own `?`s were made when it was parsed
+        if isinstance(node, (list, tuple)):  # a struct literal's fields are (name, value)
+            return type(node)(replace(x) for x in node)
+        if isinstance(node, (ast.Node, *_STATEMENTS)):
+            for f in dataclasses.fields(node):
+                setattr(node, f.name, replace(getattr(node, f.name)))
+        return node
+    return replace(body)
+
+
+def _lift(e: ast.Expr, fail: Fail) -> ast.Expr:
+    """`e`, where a `return` sits in a branch of an `if` or `match` that is evaluated in any
+    case (an operand, an argument, a field: `x? * 100`), with that `if` or `match` taken
+    out around it: `match (a) { Some{v} -> v * 100, None -> return None }`."""
+    inner = _branching(e)
+    if inner is None:
+        raise fail("`return` is allowed as a statement and as the value of a branch of an "
+                   "`if` or `match`, not inside an expression", _return_span(e))
+
+    def plug(x: ast.Expr) -> ast.Expr:
+        if isinstance(x, Return):
+            return x  # the rest of `e` is not evaluated
+        return copy.deepcopy(e, {id(inner): x})  # e with `inner` replaced by x
+    if isinstance(inner, ast.IfExpr):
+        return ast.IfExpr(inner.cond, plug(inner.then), plug(inner.other), inner.span)
+    return ast.MatchExpr(inner.scrutinee, [ast.MatchArm(a.pattern, plug(a.body), a.span)
+                                           for a in inner.arms], inner.span)
+
+
+def _branching(e: ast.Expr) -> ast.Expr | None:
+    """The first `if` or `match` with a `return` in a branch, among the parts of `e` that are
+    evaluated in any case (not in a branch, a closure or after a variable's binding)."""
+    if isinstance(e, (ast.IfExpr, ast.MatchExpr)):
+        head = e.cond if isinstance(e, ast.IfExpr) else e.scrutinee
+        return _branching(head) if _has_return(head) else e
+    if isinstance(e, (ast.Lambda, ast.Let, PendingBlock)) or not _has_return(e):
+        return None
+    parts: list = []
+    for f in dataclasses.fields(e):
+        x = getattr(e, f.name)
+        parts += x if isinstance(x, list) else [x]
+    for x in parts:
+        if isinstance(x, tuple):  # a struct literal's (name, value) fields
+            x = x[1]
+        if isinstance(x, ast.Node) and _has_return(x):
+            return _branching(x)
+    return None
 
 
 def _has_return(node: object) -> bool:
@@ -256,12 +335,12 @@ def _has_return(node: object) -> bool:
 
 def _return_span(node: object) -> Span | None:
     """Where `node` (an expression or statement) has a `return` of the function it is in."""
-    if isinstance(node, (Return, ReturnStmt)):
+    if isinstance(node, (Return, ReturnStmt, Try)):
         return node.span
     if isinstance(node, ast.Lambda):
         return None  # a closure's own `return`s (its body has none left: function_body)
-    if isinstance(node, list):
-        items: list = node
+    if isinstance(node, (list, tuple)):  # a struct literal's fields are (name, value)
+        items: list = list(node)
     elif dataclasses.is_dataclass(node):
         items = [getattr(node, f.name) for f in dataclasses.fields(node)]
     else:

@@ -266,7 +266,7 @@ class Builder(Transformer):
 
     def function_decl(self, meta, ch):
         params = [c for c in ch[1:-2] if isinstance(c, ast.Field)]
-        body = blocks.function_body(ch[-1], self.fail)
+        body = blocks.function_body(ch[-1], self.fail, ch[-2])
         return ast.FunctionDecl(str(ch[0]), params, ch[-2], body, self.sp(meta))
 
     def extern_function(self, meta, ch):
@@ -329,6 +329,9 @@ class Builder(Transformer):
 
     def atom_whole(self, meta, ch):
         return ast.Atom(str(ch[0])[:-1], [], self.sp(meta), whole=ch[1])
+
+    def try_expr(self, meta, ch):
+        return blocks.Try(ch[0], self.sp(meta))
 
     def at_binding(self, meta, ch):
         return ast.AtBinding(str(ch[0]), ch[1], self.sp(meta))
@@ -521,7 +524,7 @@ class Builder(Transformer):
     def _closure(self, heads: list, body: ast.Expr, result, sp: Span) -> ast.Lambda:
         params = [c for c in heads if isinstance(c, tuple)]
         names = [n for n, _ in params]
-        body, changes = blocks.changing_closure(names, body, sp, self.fail)
+        body, changes = blocks.changing_closure(names, body, sp, self.fail, result)
         return ast.Lambda(names, body, sp, annotations=[t for _, t in params], result=result,
                           changes=changes)
 

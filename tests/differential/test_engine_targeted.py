@@ -329,6 +329,12 @@ output relation Pat(n: bigint, t: string, s: Shape)
 output relation Ftl(n: bigint, s: string)
 Pat(n, t, s) :- Tagged(n, Some{(t, _)}), Fig(n, s@Circle{.r = r}), r > 0.
 output relation Matched(n: bigint)
+output relation Tried(n: bigint, r: Option<bigint>)
+function tried(o: Option<(string, bigint)>, n: bigint): Option<bigint> {
+    var w = if (n > 1) o?.1 else n;
+    Some{w * 2 + (("${o?.0}1").parse_dec_i64()? as bigint)}
+}
+Tried(n, tried(o, n)) :- Tagged(n, o).
 Matched(n) :- Fig(n, s), Edge(n, m), Circle{_, m + 1} = s.
 for (f in Fig) {
     var k = f.n in

@@ -142,7 +142,7 @@ def test_errors():
     assert ex.message == "unexpected end of input, expected one of: ',', ';'"
     assert (ex.span.line, ex.span.col) == (2, 15)
     ex = perr("insert R(1 2);")
-    assert ex.message == "unexpected '2', expected one of: ')', ',', operator"
+    assert ex.message == "unexpected '2', expected one of: ')', ',', '?', operator"
     assert (ex.span.line, ex.span.col) == (1, 12)
     ex = perr('start;\n  insert R("abc);\n')
     assert (ex.message, ex.span.line, ex.span.col) == ("unterminated string literal", 2, 12)

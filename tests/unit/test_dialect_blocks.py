@@ -668,6 +668,30 @@ def test_closures_as_values():
     fails(base + "F(|x, y| x).", "expected a closure of 1 parameter", "|x, y|")
 
 
+def test_the_question_mark_returns_none():
+    # `e?`: e's value when Some, else the function returns None; inside an operand it takes
+    # the rest of the expression into its Some branch, inside an `if` branch only that branch
+    src = """
+function price(inv: Map<string, string>, item: string): Option<u64> {
+    Some{ inv.get(item)?.parse_dec_u64()? * 100 }
+}
+function first2(v: Vec<s64>): Option<s64> = Some{v.nth(0)? + v.nth(1)?}
+function pick(o: Option<s64>, c: bool): Option<s64> {
+    var x = if (c) o? else 0;
+    Some{x + 1}
+}
+input relation I(i: string, v: Vec<s64>, o: Option<s64>, c: bool)
+output relation O(p: Option<u64>, f: Option<s64>, k: Option<s64>)
+O(price(["a" -> "12", "b" -> "x", "c" -> "-1"], i), first2(v), pick(o, c)) :- I(i, v, o, c).
+"""
+    out = run(src, I={("a", (1, 2), 5, True), ("b", (3,), None, True),
+                      ("c", (), None, False), ("d", (4, 5, 6), 7, False)})
+    assert out["O"] == {(1200, 3, 6), (None, None, None), (None, None, 1), (None, 9, 1)}
+    parse_fails("function f(o: Option<s64>): s64 = o? + 1", "`?` returns None from the "
+                "function: it is allowed in a function or closure declared to return an "
+                "Option", "o?")
+
+
 def test_untyped_literals_take_the_integer_type_a_later_use_wants():
     # DDlog infers `[-5, 0]` as Vec<s64> from `y == x` with x: s64, and `[1, 2, 3]` from
     # the fold's s64 accumulator; the literals' default (bigint) is retried with that type

@@ -140,12 +140,12 @@ def test_exponential_inlining_is_refused_quickly():
 
 
 def test_a_long_line_is_shown_around_the_column_only():
-    err = error_of("input relation R(x: bigint)\nR(1) :- " + "x" * 1_000_000 + "?\n")
+    err = error_of("input relation R(x: bigint)\nR(1) :- " + "x" * 1_000_000 + "`\n")
     text = located(err)
     assert len(text) < 400, len(text)
     line, caret = text.splitlines()[1:3]
-    assert len(line) <= EXCERPT_WIDTH + 10 and line.rstrip().endswith("?")
-    assert line[caret.index("^")] == "?"
+    assert len(line) <= EXCERPT_WIDTH + 10 and line.rstrip().endswith("`")
+    assert line[caret.index("^")] == "`"
 
 
 def test_a_byte_order_mark_is_ignored_and_bad_bytes_are_located():

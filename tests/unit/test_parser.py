@@ -651,7 +651,8 @@ def test_error_missing_dot():
 def test_error_after_operand_lists_operators():
     ex = err("R(x) :- S(x), x 1.")
     assert at(ex) == (1, 17)
-    assert ex.message == "unexpected '1', expected one of: '(', ',', '.', '=', 'in', operator"
+    assert ex.message == ("unexpected '1', expected one of: '(', ',', '.', '=', '?', 'in', "
+                          "operator")
 
 
 def test_error_at_end_of_input():
@@ -664,8 +665,8 @@ def test_error_at_end_of_input():
 
 def test_error_bad_character():
     ex = err("R(x) :- S(x), x ` 1.")
-    assert ex.message == ("unexpected character '`', expected one of: '(', ',', '.', '=', 'in', "
-                          "operator")
+    assert ex.message == ("unexpected character '`', expected one of: '(', ',', '.', '=', '?', "
+                          "'in', operator")
     assert at(ex) == (1, 17)
     ex = err("R(x) :- S(x), x == #.")
     assert ex.message == ("unexpected character '#', expected one of: identifier, literal, '(', "
