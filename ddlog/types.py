@@ -241,6 +241,7 @@ PRIMITIVES: dict[str, Type] = {
     "double": DOUBLE,
     "usize": USIZE,
     "isize": TInt(True, 64),
+    "istring": STRING,  # DDlog's interned string (module internment): a string here
     **{f"u{n}": TInt(False, n) for n in (8, 16, 32, 64, 128)},
     **{f"s{n}": TInt(True, n) for n in (8, 16, 32, 64, 128)},
 }

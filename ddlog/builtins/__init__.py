@@ -29,6 +29,8 @@ def lookup(name: str, argc: int) -> Builtin | None:
     if name.startswith("string_") and name[len("string_"):] in STRING_FUNCTIONS:
         name = name[len("string_"):]  # ddlog_std's `string_len(s)` is `s.len()`
     name = "key" if name == "group_key" else name  # and its `group_key(g)` is `g.key()`
+    if name.startswith("vec_") and name[len("vec_"):] in FUNCTIONS:
+        name = name[len("vec_"):]  # ddlog_std's `vec_push(v, x)`, `vec_len(v)`
     g = GROUP_METHODS.get(name)
     f = FUNCTIONS.get(name) or CLOSURE_OPS.get(name)
     if g is not None and (f is None or argc == g.arity):

@@ -154,10 +154,13 @@ _FUNCTIONS: dict[str, Builtin] = {**LIBRARY, **{b.name: b for b in [
             "the text `\"${x}\"` gives",
             _to_string_type, lambda sx, a, ts, t: sx.to_string(a[0], ts[0]),
             lambda a, ts, t: render(a[0], ts[0])),
-    Builtin("ref_new", 1, "ref_new(A) -> Ref<A>", "a reference to the value (Ref<A> is A here)",
-            lambda a, hint: a.infer(0, hint), lambda sx, a, ts, t: a[0], lambda a, ts, t: a[0]),
-    Builtin("deref", 1, "deref(Ref<A>) -> A", "the value a reference refers to",
-            lambda a, hint: a.infer(0, hint), lambda sx, a, ts, t: a[0], lambda a, ts, t: a[0]),
+    *[Builtin(name, 1, signature, meaning, lambda a, hint: a.infer(0, hint),
+              lambda sx, a, ts, t: a[0], lambda a, ts, t: a[0])
+      for name, signature, meaning in [
+          ("ref_new", "ref_new(A) -> Ref<A>", "a reference to the value (Ref<A> is A here)"),
+          ("deref", "deref(Ref<A>) -> A", "the value a reference refers to"),
+          ("intern", "intern(A) -> Intern<A>", "the value interned (Intern<A> is A here)"),
+          ("ival", "ival(Intern<A>) -> A", "the value of an interned one")]],
     Builtin("abs", 1, "abs(N) -> N, N an integer or float type", "absolute value (wraps)",
             _abs_type, lambda sx, a, ts, t: sx.wrap(sx.F.abs(a[0]), t),
             lambda a, ts, t: fix_number(abs(a[0]), t)),

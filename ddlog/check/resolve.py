@@ -17,7 +17,8 @@ from ddlog.types import (PRIMITIVES, TCtor, TFunc, TGroup, TInt, TMap, TOption, 
                          TTuple, TVar, TVec, Type, has_vars)
 
 # Built-in generic types and how many type arguments each takes.
-GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2, "Map": 2, "Ref": 1}
+GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2, "Map": 2, "Ref": 1,
+                            "Intern": 1}
 OPTION_CTORS = ("Some", "None")
 MAX_WIDTH = 128
 
@@ -121,9 +122,10 @@ class _Resolver:
                 return TOption(ts[0])
             if name == "Map":
                 return TMap(ts[0], ts[1])
-            if name == "Ref":
-                # DDlog's shared immutable reference: a value that compares and prints as
-                # what it refers to, which is all it is here (ref_new and deref give it back)
+            if name in ("Ref", "Intern"):
+                # DDlog's shared immutable reference and interned value: each compares and
+                # prints as the value, which is all it is here (ref_new, deref, intern and
+                # ival give it back)
                 return ts[0]
             return TGroup(ts[0], ts[1])
         if name in PRIMITIVES or name in self.defs or name in self.done:

@@ -91,8 +91,16 @@ class ReturnStmt:
     span: Span
 
 
-Statement = VarStmt | AssignStmt | ExprStmt | ForStmt | IfStmt | ReturnStmt
-_STATEMENTS = (VarStmt, AssignStmt, ExprStmt, ForStmt, IfStmt, ReturnStmt)
+@dataclass
+class LoopExit:
+    """`continue` or `break` (`kind`) in a `for` loop's body."""
+
+    kind: str
+    span: Span
+
+
+Statement = VarStmt | AssignStmt | ExprStmt | ForStmt | IfStmt | ReturnStmt | LoopExit
+_STATEMENTS = (VarStmt, AssignStmt, ExprStmt, ForStmt, IfStmt, ReturnStmt, LoopExit)
 
 
 @dataclass
@@ -141,7 +149,7 @@ def parsed_block(statements: list[Statement], span: Span, fail: Fail) -> ast.Exp
     elif last is not None:
         statements.append(last)
     assigns = _free(statements)
-    if assigns or _returns(statements) or _has_return(result):
+    if assigns or _returns(statements) or _has_return(result) or _exits(statements):
         return PendingBlock(statements, assigns, result, span)
     return block(statements, result, fail)
 
@@ -208,6 +216,8 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
             out = _if(s, out, fail)
         elif isinstance(s, ReturnStmt):
             out = Return(s.value, s.span)  # drops the rest
+        elif isinstance(s, LoopExit):
+            raise fail(f"`{s.kind}` is allowed in a `for` loop's body only", s.span)
         else:
             e = s.expr
             if _is_swap(e):
@@ -371,7 +381,9 @@ def loop_pattern(pattern: ast.Pattern, body: list[Statement],
 
 
 def _is_mutation(e: ast.Expr) -> bool:
-    return isinstance(e, ast.Call) and e.method and e.func in MUTATING
+    """`v.push(x)`, or `push(v, x)` / ddlog_std's `vec_push(v, x)` (a `mut` parameter)."""
+    return isinstance(e, ast.Call) and bool(e.args) and \
+        e.func.removeprefix("vec_") in MUTATING
 
 
 def _takes_out(e: ast.Expr) -> bool:
@@ -440,6 +452,9 @@ def _if(s: IfStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
     m }` for the variables either branch changes (a tuple of them when several)."""
     then, other = _branch(s.then), _branch(s.other)
     sp = s.span
+    stray = _replace_exits(then + other, None)  # (a loop's own are made returns before)
+    if stray:
+        raise fail(f"`{stray[0].kind}` is allowed in a `for` loop's body only", stray[0].span)
     if _returns(then) or _returns(other):
         # each branch goes on with the rest of the block, unless it returns first
         return ast.IfExpr(s.cond, block(then, copy.deepcopy(rest), fail),
@@ -465,19 +480,68 @@ def _loop(s: ForStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
         raise fail("this loop has no effect: its body changes no variable declared before it",
                    s.span)
     sp = s.span
-    if len(changed) == 1:
-        acc = changed[0]
-        body = block(s.body, ast.Var(acc, sp), fail)
+    # `break` stops the fold's steps with a flag carried in its state, `continue` ends a step:
+    # both give the state as it is, as a `return` from the step's body
+    flag = f"__break{sp.line}_{sp.col}" if _exits(s.body, "break") else None
+    names = changed + ([flag] if flag else [])
+    statements = s.body
+    if _exits(s.body):
+        def exit_state(e: LoopExit) -> ReturnStmt:
+            values = [ast.Var(m, e.span) for m in changed]
+            if flag:
+                values.append(ast.Lit(e.kind == "break", "bool", e.span))
+            return ReturnStmt(values[0] if len(values) == 1 else ast.TupleLit(values, e.span),
+                              e.span)
+        statements = _replace_exits(copy.deepcopy(s.body), exit_state)
+    if len(names) == 1:
+        acc = names[0]
+        body = _tail(block(statements, ast.Var(acc, sp), fail), lambda v: v, fail,
+                     at_function=True)
     else:
         acc = f"__loop{sp.line}_{sp.col}"
         unpack = [VarStmt(m, None, ast.FieldAccess(ast.Var(acc, sp), str(i), sp), sp)
-                  for i, m in enumerate(changed)]
-        body = block(unpack + s.body, _state(changed, sp), fail)
+                  for i, m in enumerate(names)]
+        inner = _tail(block(statements, _state(names, sp), fail), lambda v: v, fail,
+                      at_function=True)
+        if flag:  # after a break, the steps keep the state
+            inner = ast.IfExpr(ast.Var(flag, sp), _state(names, sp), inner, sp)
+        body = block(unpack, inner, fail)
     step = ast.Lambda([acc, s.var], body, sp, annotations=[None, None])
     # what DDlog visits: the elements; a Map's (key, value) entries; a Group's (value, weight)
     items = ast.Call("loop_items", [s.iterable], s.iterable.span, method=True)
-    folded = ast.Call("fold", [items, step, _state(changed, sp)], sp, method=True)
-    return _unpack(changed, folded, rest, sp, "loop")
+    folded = ast.Call("fold", [items, step, _state(names, sp)], sp, method=True)
+    if flag is None:
+        return _unpack(changed, folded, rest, sp, "loop")
+    false = ast.Lit(False, "bool", sp)
+    return ast.Let(flag, false, _unpack(names, folded, rest, sp, "loop"), sp)
+
+
+def _exits(body: list[Statement], kind: str | None = None) -> bool:
+    """Whether `body` has a `continue` or `break` (of `kind`) of its own loop (not of a loop
+    inside it)."""
+    return bool(_replace_exits(body, None, kind))
+
+
+def _replace_exits(node, exit_state: Callable[[LoopExit], ReturnStmt] | None,
+                   kind: str | None = None):
+    """With `exit_state`: `node` with each of its loop exits replaced by what it gives; else
+    the list of them (of `kind`)."""
+    found: list[LoopExit] = []
+
+    def go(x):
+        if isinstance(x, LoopExit) and (kind is None or x.kind == kind):
+            found.append(x)
+            return exit_state(x) if exit_state else x
+        if isinstance(x, (ForStmt, ast.Lambda)):
+            return x  # a loop inside has its own exits; a closure has none
+        if isinstance(x, (list, tuple)):
+            return type(x)(go(y) for y in x)
+        if isinstance(x, (ast.Node, *_STATEMENTS)) and not isinstance(x, LoopExit):
+            for f in dataclasses.fields(x):
+                setattr(x, f.name, go(getattr(x, f.name)))
+        return x
+    out = go(node)
+    return out if exit_state else found
 
 
 def _root(e: ast.Expr) -> str | None:

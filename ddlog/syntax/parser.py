@@ -37,7 +37,8 @@ from grammar import program_parser
 # ---------------------------------------------------------------------------------------------
 # Lark errors -> ParseError
 
-_LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "FLOAT", "STRING", "TRUE", "FALSE", "JSON"}
+_LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "FLOAT", "STRING", "ISTRING", "TRUE", "FALSE",
+             "JSON"}
 _READABLE = {"UIDENT": "identifier", "LIDENT": "identifier", "WHOLE": "identifier",
              "DOT": "'.'", "END_DOT": "'.'",
              "$END": "end of input", "WILDCARD": "'_'"}
@@ -249,8 +250,8 @@ class Builder(Transformer):
         return str(ch[0])
 
     def relation_decl(self, meta, ch):
-        role = ch[0] or "internal"
-        return ast.RelationDecl(role, str(ch[1]), _strip_none(ch[2:-1]), self.sp(meta),
+        role = ch[0] or "internal"  # ch[1]: `&` of a relation of references (Ref<R> is R)
+        return ast.RelationDecl(role, str(ch[2]), _strip_none(ch[3:-1]), self.sp(meta),
                                 key=ch[-1])
 
     def relation_of_type(self, meta, ch):
@@ -355,7 +356,7 @@ class Builder(Transformer):
             seen.add(it.name)
 
     def body_atom(self, meta, ch):
-        atom = ch[0]
+        atom = ch[-1]  # after the `&` of `&R(..)`
         if atom.whole is None:
             return [ast.BodyAtom(atom, False, self.sp(meta))]
         # `R[x]` binds x to the whole record, as `x in R()` does
@@ -370,8 +371,8 @@ class Builder(Transformer):
         return [ast.BodyAtom(ch[1], True, self.sp(meta))]
 
     def body_in(self, meta, ch):
-        self._no_whole(ch[1])
-        return [ast.BodyAtom(ch[1], False, self.sp(meta), record=str(ch[0]))]
+        self._no_whole(ch[-1])
+        return [ast.BodyAtom(ch[-1], False, self.sp(meta), record=str(ch[0]))]
 
     def _no_whole(self, atom: ast.Atom) -> None:
         if atom.whole is not None:
@@ -488,6 +489,12 @@ class Builder(Transformer):
     def return_expr(self, meta, ch):
         return blocks.Return(ch[0], self.sp(meta))
 
+    def stmt_continue(self, meta, ch):
+        return blocks.LoopExit("continue", self.sp(meta))
+
+    def stmt_break(self, meta, ch):
+        return blocks.LoopExit("break", self.sp(meta))
+
     def stmt_return(self, meta, ch):
         return blocks.ReturnStmt(None, self.sp(meta))  # `return;`: the value ()
 
@@ -527,6 +534,9 @@ class Builder(Transformer):
         body, changes = blocks.changing_closure(names, body, sp, self.fail, result)
         return ast.Lambda(names, body, sp, annotations=[t for _, t in params], result=result,
                           changes=changes)
+
+    def reference(self, meta, ch):
+        return ch[1]  # `&e`: a reference to e's value, which is e's value here (Ref<T> is T)
 
     def binop(self, meta, ch):
         return ast.BinOp(str(ch[1]), ch[0], ch[2], self.sp(meta))
@@ -680,7 +690,12 @@ class Builder(Transformer):
         return ast.Lit(str(ch[0]) == "true", "bool", self.tsp(ch[0]))
 
     def string_lit(self, meta, ch):
-        return self.decode_string(ch[0])
+        tok: Token = ch[0]
+        if tok.type == "ISTRING":  # `i"..."`: the string after the `i`
+            tok = Token("STRING", str(tok)[1:], start_pos=tok.start_pos + 1, line=tok.line,
+                        column=tok.column + 1, end_line=tok.end_line, end_column=tok.end_column,
+                        end_pos=tok.end_pos)
+        return self.decode_string(tok)
 
     def decode_string(self, tok: Token) -> ast.Lit | ast.Interp:
         raw = self.raw[tok.start_pos:tok.end_pos]
@@ -701,6 +716,13 @@ class Builder(Transformer):
             c = raw[k]
             if c == "\\":
                 esc = raw[k + 1]
+                if esc == "\n":
+                    # a backslash ending a line continues the string after the next line's
+                    # leading blanks (as in Rust)
+                    k += 2
+                    while k < end and raw[k] in " \t\r\n":
+                        k += 1
+                    continue
                 if esc not in _ESCAPES:
                     l, col = at(k)
                     raise self.fail(f"unknown escape sequence '\\{esc}'",

@@ -335,6 +335,14 @@ function tried(o: Option<(string, bigint)>, n: bigint): Option<bigint> {
     Some{w * 2 + (("${o?.0}1").parse_dec_i64()? as bigint)}
 }
 Tried(n, tried(o, n)) :- Tagged(n, o).
+output relation Looped(src: bigint, r: (bigint, bigint))
+function looped(v: Vec<bigint>): (bigint, bigint) {
+    var s = 0;
+    var n = 0;
+    for (x in v) { if (x > 2) { break }; n = n + 1; if (x == 1) { continue }; s = s + x };
+    (s, n)
+}
+Looped(x, looped(es.map(|e| e.dst))) :- Out(x, _, es).
 Matched(n) :- Fig(n, s), Edge(n, m), Circle{_, m + 1} = s.
 for (f in Fig) {
     var k = f.n in

@@ -246,8 +246,8 @@ def test_splitter_errors_show_the_statement_line():
     with pytest.raises(ParseError) as info:
         s.feed("  insert R(1, ]);\n")
     assert info.value.format().splitlines() == [
-        "<stdin>:2:15: error: unexpected ']', expected one of: identifier, literal, '(', ')', "
-        "'-', '[', '_', 'function', 'if', 'match', 'not', 'return', '{', '|', '~'",
+        "<stdin>:2:15: error: unexpected ']', expected one of: identifier, literal, '&', '(', "
+        "')', '-', '[', '_', 'function', 'if', 'match', 'not', 'return', '{', '|', '~'",
         "    insert R(1, ]);", "                ^"]
 
 

@@ -668,6 +668,50 @@ def test_closures_as_values():
     fails(base + "F(|x, y| x).", "expected a closure of 1 parameter", "|x, y|")
 
 
+def test_continue_and_break_in_loops():
+    src = """
+function stop_at_negative(v: Vec<s64>): (Vec<s64>, s64) {
+    var res: Vec<s64> = [];
+    var n: s64 = 0;
+    for (x in v) {
+        if (x < 0) { break };
+        n = n + 1;
+        if (x % 2 == 0) { continue };
+        vec_push(res, x)
+    };
+    (res, n)
+}
+function sum_odd(v: Vec<s64>): s64 {
+    var s: s64 = 0;
+    for (x in v) { if (x % 2 == 0) { continue }; s = s + x };
+    s
+}
+input relation I(v: Vec<s64>)
+output relation O(v: Vec<s64>, r: (Vec<s64>, s64), s: s64)
+O(v, stop_at_negative(v), sum_odd(v)) :- I(v).
+"""
+    out = run(src, I={((1, 2, 3, -1, 5),), ((2, 4),), ((),)})
+    assert out["O"] == {((1, 2, 3, -1, 5), ((1, 3), 3), 8), ((2, 4), ((), 2), 0),
+                        ((), ((), 0), 0)}
+    parse_fails("function f(x: s64): s64 { if (x > 1) { break }; x }",
+                "`break` is allowed in a `for` loop's body only", "break")
+
+
+def test_references_interning_and_strings():
+    # `relation &R` and `&R(..)`, `&C{..}`: Ref<T> is T here; istring, intern/ival likewise;
+    # `i"milk"` is a string; a backslash ending a line continues the string
+    src = """
+input relation &School(name: string, address: string)
+relation Info(s: Ref<School>, n: istring)
+Info(school, intern(school.name)) :- school in &School(.address = a), a != "".
+output relation O(name: string, addr: string, long: string)
+O(ival(n), a, "one \\
+          two") :- Info(&School{.address = a}, n), n != i"none".
+"""
+    out = run(src, School={("x", "1 Main"), ("none", "2 Side"), ("y", "")})
+    assert out["O"] == {("x", "1 Main", "one two")}
+
+
 def test_the_question_mark_returns_none():
     # `e?`: e's value when Some, else the function returns None; inside an operand it takes
     # the rest of the expression into its Some branch, inside an `if` branch only that branch

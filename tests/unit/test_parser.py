@@ -636,8 +636,8 @@ def test_expression_spans():
 def test_error_at_closing_paren():
     ex = err("R(x) :- S(x), x + ).")
     assert at(ex) == (1, 19)
-    assert ex.message == ("unexpected ')', expected one of: identifier, literal, '(', '-', "
-                          "'[', '_', 'match', '{', '~'")
+    assert ex.message == ("unexpected ')', expected one of: identifier, literal, '&', '(', "
+                          "'-', '[', '_', 'match', '{', '~'")
     assert ex.span.file == "<input>"
     assert str(ex).startswith("<input>:1:19: error: unexpected ')'")
 
@@ -669,8 +669,8 @@ def test_error_bad_character():
                           "'in', operator")
     assert at(ex) == (1, 17)
     ex = err("R(x) :- S(x), x == #.")
-    assert ex.message == ("unexpected character '#', expected one of: identifier, literal, '(', "
-                          "'-', '[', '_', 'match', '{', '~'")
+    assert ex.message == ("unexpected character '#', expected one of: identifier, literal, '&', "
+                          "'(', '-', '[', '_', 'match', '{', '~'")
 
 
 def test_error_empty_expression():
