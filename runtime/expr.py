@@ -220,6 +220,8 @@ class _Compiler:
         if op in ("<", "<=", ">", ">="):
             return compare(a, b, op, e.left.ty)
         if op == "++":
+            if isinstance(t, TInt):  # bit<N> ++ bit<M>: a's bits above b's
+                return wrap(F.shiftleft(a, e.right.ty.width) | b, t)
             return F.concat(a, b)
         if op == "+":
             return wrap(a + b, t)

@@ -51,6 +51,17 @@ def _to_string_type(a: Args, hint) -> Type:
     return STRING
 
 
+def _hex_type(a: Args, hint) -> Type:
+    a.want(0, isinstance(a.infer(0), TInt), "an integer")
+    return STRING
+
+
+def _hex_python(a, ts, t) -> str:
+    """Rust's `{:x}`: a negative number as its two's complement in its width (bigint: 64)."""
+    width = ts[0].width or 64
+    return format(a[0] % (1 << width) if a[0] < 0 else a[0], "x")
+
+
 def _abs_type(a: Args, hint) -> Type:
     t = a.infer(0, hint if is_numeric(hint) else None)
     a.want(0, is_numeric(t), "an integer or float")
@@ -150,6 +161,10 @@ _FUNCTIONS: dict[str, Builtin] = {**LIBRARY, **{b.name: b for b in [
             "the value, or the default when None",
             _unwrap_or_type, lambda sx, a, ts, t: sx.F.coalesce(a[0], a[1]),
             lambda a, ts, t: a[1] if a[0] is None else a[0]),
+    Builtin("hex", 1, "hex(integer) -> string", "lower-case hexadecimal digits, no prefix",
+            _hex_type, lambda sx, a, ts, t: sx.F.lower(sx.F.hex(
+                sx.wrap(a[0], TInt(False, ts[0].width)) if ts[0].width and ts[0].width < 64
+                else a[0])), _hex_python),
     Builtin("to_string", 1, "to_string(bool | integer | float | string) -> string",
             "the text `\"${x}\"` gives",
             _to_string_type, lambda sx, a, ts, t: sx.to_string(a[0], ts[0]),

@@ -317,6 +317,31 @@ def _to_vec_type(a: Args, hint) -> Type:
 DDWEIGHT = TInt(True, 64)  # DDlog's DDWeight, a record's multiplicity
 
 
+def _split_type(a: Args, hint) -> Type:
+    a.check(0, STRING)
+    a.check(1, STRING)
+    return TVec(STRING)
+
+
+def _split(s: str, sep: str) -> tuple:
+    """Rust's `str::split` by a string: an empty separator splits around every character."""
+    if sep == "":
+        return ("", *s, "")
+    return tuple(s.split(sep))
+
+
+def _split_spark(sx, a, ts, t):
+    F = sx.F
+    s, sep = a
+    # split takes a regex: the separator quoted (`\Q..\E`) is matched as it is
+    pieces = F.split(s, F.concat(F.lit("\\Q"), F.replace(sep, F.lit("\\E"),
+                                                          F.lit("\\E\\\\E\\Q")),
+                                 F.lit("\\E")), -1)
+    chars = F.when(s == "", F.array().cast("array<string>")).otherwise(F.split(s, "", -1))
+    around = F.concat(F.array(F.lit("")), chars, F.array(F.lit("")))
+    return F.when(sep == "", around).otherwise(pieces)
+
+
 def _loop_items_type(a: Args, hint) -> Type:
     t = a.infer(0)
     a.want(0, isinstance(t, (TVec, TSet, TGroup, TMap)), "a Vec, Set, Map or Group")
@@ -710,6 +735,9 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
     Builtin("join", 2, "join(Vec<string>, string) -> string", "the strings with a separator",
             _join_type, lambda sx, a, ts, t: sx.F.call_function("array_join", a[0], a[1]),
             lambda a, ts, t: a[1].join(a[0])),
+    Builtin("split", 2, "split(string, string) -> Vec<string>",
+            "the pieces between the separators (as Rust's `split`: empty pieces kept)",
+            _split_type, _split_spark, lambda a, ts, t: _split(a[0], a[1])),
     Builtin("vec_singleton", 1, "vec_singleton(A) -> Vec<A>", "a Vec of one element",
             _singleton_type(TVec), lambda sx, a, ts, t: sx.F.array(a[0]),
             lambda a, ts, t: (a[0],)),

@@ -85,6 +85,9 @@ class ExprChecker:
         f = self.decls.functions.get(name)
         if f is not None:
             return len(f.params) == argc
+        if name in self.decls.overloads:
+            return any(len(self.decls.functions[n].params) == argc
+                       for n in self.decls.overloads[name])
         b = lookup(name, argc)
         return b is not None and argc in b.arities
 
@@ -126,7 +129,8 @@ class ExprChecker:
         span = part.span
         # the program's to_string functions (a module's is named `m::to_string`)
         users = [f for name, f in self.decls.functions.items()
-                 if name.rsplit("::", 1)[-1] == "to_string" and len(f.params) == 1]
+                 if name.rsplit("::", 1)[-1].split("#")[0] == "to_string"
+                 and len(f.params) == 1]
         original = copy.deepcopy(part) if users else None
         part = self.infer(part, sc)
         if is_scalar(part.ty):
@@ -196,7 +200,9 @@ class ExprChecker:
             h = hint if isinstance(hint, TInt) else None
         elif op == "++":
             def validate(t: Type, span: Span) -> None:
-                _want(op, "strings or Vecs", t == STRING or isinstance(t, TVec), t, span)
+                bits = isinstance(t, TInt) and not t.signed and t.width is not None
+                _want(op, "strings, Vecs or bit<N>s", t == STRING or isinstance(t, TVec) or bits,
+                      t, span)
             h = hint
             if not flexible(e.left, sc.flex):
                 return self._concat(e, sc, hint, validate, what)
@@ -216,6 +222,19 @@ class ExprChecker:
             e.right = self.stringable(e.right, sc)
             if e.right.ty != STRING:
                 return ast.Interp([e.left, e.right], e.span, ty=STRING)
+        elif isinstance(e.left.ty, TInt):
+            # bit vectors: `a ++ b` is a's bits then b's, a bit<N + M>
+            rspan = e.right.span
+            e.right = self.infer(e.right, sc)
+            validate(e.right.ty, rspan)
+            if not isinstance(e.right.ty, TInt):
+                raise mismatch(e.left.ty, e.right.ty, rspan, what)
+            width = e.left.ty.width + e.right.ty.width
+            if width > 64:
+                raise error(f"`++` of {e.left.ty} and {e.right.ty} makes a bit<{width}>, wider "
+                            "than the 64 bits integers have on Spark", e.span)
+            e.ty = TInt(False, width)
+            return e
         else:
             e.right = self.check(e.right, sc, e.left.ty, what)
         e.ty = e.left.ty
@@ -239,6 +258,8 @@ class ExprChecker:
     def _Call(self, e: ast.Call, sc: Scope, hint):
         if isinstance(sc.vars.get(e.func), TFunc) and not e.method:
             return self._closure_call(e, sc)
+        if e.func in self.decls.overloads and e.func not in self.decls.functions:
+            e.func = self._overload(e, sc)
         f = self.decls.functions.get(e.func)
         if f is not None:
             return self._user_call(e, f, sc)
@@ -247,6 +268,24 @@ class ExprChecker:
             raise error(f"unknown function '{e.func}'", e.span)
         e.ty = type_call(self, e, sc, builtin, hint)
         return e
+
+    def _overload(self, e: ast.Call, sc: Scope) -> str:
+        """Which of the functions named `e.func` the call means: the one whose parameters'
+        types the arguments have (or, for untyped literals, can take)."""
+        types = [self.infer(copy.deepcopy(a), sc).ty for a in e.args]
+        fits = []
+        for name in self.decls.overloads[e.func]:
+            params = [t for _, t in self.decls.functions[name].params]
+            if len(params) == len(types) and all(
+                    p == t or (flexible(a, sc.flex) and can_take(t, p))
+                    for p, t, a in zip(params, types, e.args)):
+                fits.append(name)
+        exact = [n for n in fits if [t for _, t in self.decls.functions[n].params] == types]
+        if len(exact) == 1 or len(fits) == 1:
+            return (exact or fits)[0]
+        shown = ", ".join(map(str, types))
+        raise error(f"{'several' if fits else 'none'} of the functions '{e.func}' take"
+                    f"{'' if fits else 's'} arguments of types ({shown})", e.span)
 
     def _closure_call(self, e: ast.Call, sc: Scope) -> ast.Expr:
         """`f(x)` where the variable f holds a closure (ddlog/check/closures.py)."""

@@ -43,11 +43,38 @@ class Decls:
     ctors: dict[str, tuple[TStruct, TCtor]] = field(default_factory=dict)
     relations: dict[str, RelationInfo] = field(default_factory=dict)
     functions: dict[str, FuncInfo] = field(default_factory=dict)
+    # a name several functions share (DDlog overloads by parameter types) -> their names
+    # here, `f#0`, `f#1`, ... (ExprChecker picks one by the arguments' types)
+    overloads: dict[str, list[str]] = field(default_factory=dict)
 
     def resolve(self, te: ast.TypeExpr, tvars: dict[str, Type] | None = None) -> Type:
         """Resolve type syntax once all typedefs are known (`e as T`, `var x: T`), with the
         type variables of the generic function being checked bound to `tvars`."""
         return _Resolver({}, self.types, tvars).resolve(te)
+
+
+def _overloaded(functions: list[ast.FunctionDecl], decls: Decls,
+                _res: "_Resolver") -> list[ast.FunctionDecl]:
+    """The functions, those sharing a name renamed `f#0`, `f#1`, ... (decls.overloads); two
+    of one name must differ in their parameters' types."""
+    groups: dict[str, list[ast.FunctionDecl]] = {}
+    for f in functions:
+        groups.setdefault(f.name, []).append(f)
+    for name, group in groups.items():
+        if len(group) == 1:
+            continue
+        seen: dict[tuple, ast.FunctionDecl] = {}
+        for f in group:
+            key = tuple(_res.resolve(p.type) for p in f.params)
+            if key in seen:
+                raise error(f"duplicate function '{name}' with the same parameter types "
+                            f"(first declared at {seen[key].span})", f.span)
+            seen[key] = f
+        decls.overloads[name] = []
+        for k, f in enumerate(group):
+            f.name = f"{name}#{k}"
+            decls.overloads[name].append(f.name)
+    return functions
 
 
 def _unique(items, kind: str, owner: str = "") -> dict:
@@ -184,7 +211,7 @@ def resolve_decls(prog: ast.Program) -> Decls:
         cols = tuple((c.name, res.resolve(c.type)) for c in r.columns)
         decls.relations[r.name] = RelationInfo(r.name, r.role, cols, r.span)
 
-    for f in _unique(prog.functions, "function").values():
+    for f in _overloaded(prog.functions, decls, res):
         _unique(f.params, "parameter", f"function '{f.name}'")
         params = [(p.name, res.resolve(p.type)) for p in f.params]
         result = res.resolve(f.result)

@@ -15,6 +15,7 @@ import copy
 
 from ddlog.syntax import ast
 from ddlog.syntax.bindings import binding_items
+from ddlog.syntax.modules import bound_variables
 from ddlog.check.closures import Closures
 from ddlog.check.program import CheckedProgram
 from ddlog.types import RelationInfo
@@ -91,9 +92,23 @@ def key_columns(n: int) -> list[str]:
 def function_order(decls: Decls) -> list[FuncInfo]:
     """User functions, each after the functions it calls; an error on (mutual) recursion,
     located at the call that closes the cycle."""
-    calls = {name: [n for n in (iter_nodes(f.decl.body) if f.decl.body is not None else ())
-                    if isinstance(n, (ast.Call, ast.Var)) and _callee(n) in decls.functions]
-             for name, f in decls.functions.items()}
+    def callees(n: ast.Node, local: set[str]) -> list[str]:
+        """The functions `n` may call (of a shared name, those taking as many arguments:
+        which one is known once the arguments are typed); a variable `local` names is none."""
+        c = _callee(n)
+        if isinstance(n, ast.Var) and c in local:
+            return []
+        if c not in decls.overloads:
+            return [c] if c in decls.functions else []
+        return [o for o in decls.overloads[c] if not isinstance(n, ast.Call)
+                or len(decls.functions[o].params) == len(n.args)]
+
+    calls: dict[str, list[tuple[ast.Node, str]]] = {}
+    for name, f in decls.functions.items():
+        local = bound_variables(f.decl)
+        nodes = iter_nodes(f.decl.body) if f.decl.body is not None else ()
+        calls[name] = [(n, c) for n in nodes if isinstance(n, (ast.Call, ast.Var))
+                       for c in callees(n, local)]
     order: list[FuncInfo] = []
     state: dict[str, str] = {}  # name -> 'active' | 'done'
     path: list[str] = []
@@ -101,8 +116,7 @@ def function_order(decls: Decls) -> list[FuncInfo]:
     def visit(name: str) -> None:
         state[name] = "active"
         path.append(name)
-        for call in calls[name]:
-            callee = _callee(call)
+        for call, callee in calls[name]:
             if state.get(callee) == "active":
                 cycle = " -> ".join(path[path.index(callee):] + [callee])
                 raise error(f"recursive function '{callee}' ({cycle}): recursive functions "

@@ -124,15 +124,39 @@ def _qualify(prog: ast.Program, prefix: str, aliases: dict[str, str]) -> ast.Pro
             return n
         return prefix + n if n in own else n
 
-    def rename(node: ast.Node) -> ast.Node:
-        for attr in _NAMES.get(type(node), ()):
-            node = dataclasses.replace(node, **{attr: name(getattr(node, attr))})
-        if isinstance(node, ast.Var) and (node.name in functions or "::" in node.name):
-            node = dataclasses.replace(node, name=name(node.name))  # a function as a closure
-        return node
+    def renamer(local: set[str]) -> Callable[[ast.Node], ast.Node]:
+        def rename(node: ast.Node) -> ast.Node:
+            for attr in _NAMES.get(type(node), ()):
+                node = dataclasses.replace(node, **{attr: name(getattr(node, attr))})
+            if isinstance(node, ast.Var) and node.name not in local and (
+                    node.name in functions or "::" in node.name):
+                node = dataclasses.replace(node, name=name(node.name))  # a function as a value
+            return node
+        return rename
 
-    decls = [d.transform(rename) for d in prog.decls if not isinstance(d, ast.Import)]
+    decls = [d.transform(renamer(bound_variables(d))) for d in prog.decls
+             if not isinstance(d, ast.Import)]
     return dataclasses.replace(prog, decls=decls)
+
+
+def bound_variables(decl: ast.Node) -> set[str]:
+    """The variables a declaration binds (parameters, `var`s, closure parameters, pattern
+    and rule variables): a function's name among them is the variable there."""
+    out: set[str] = set()
+    for n in decl.walk():
+        if isinstance(n, ast.FunctionDecl):
+            out.update(p.name for p in n.params)
+        elif isinstance(n, ast.Lambda):
+            out.update(n.params)
+        elif isinstance(n, (ast.Let, ast.BodyAssign, ast.BodyFlatMap, ast.BodyGroupBy)):
+            out.add(n.var)
+        elif isinstance(n, ast.PVar):
+            out.add(n.name)
+        elif isinstance(n, ast.BodyAtom):
+            out.update(a.name for a in n.atom.args if isinstance(a, ast.Var))
+            if n.record is not None:
+                out.add(n.record)
+    return out
 
 
 # the attributes of each node that hold a declared name

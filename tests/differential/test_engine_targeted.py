@@ -198,6 +198,8 @@ Shout(to_uppercase(s) ++ "!") :- Chain(s, _), starts_with(s, "a"), not contains(
 // the key a ++ b is an expression over bound variables, looked up in Word
 Known(w, "${a}+${b}") :- Next(a, b), Word(a ++ b), var w = a ++ b.
 Info(w, "${w} has ${len(w)} chars, ends ${substr(w, len(w) - 1, len(w))}") :- Word(w).
+output relation Pieces(w: string, by_b: Vec<string>, by_none: Vec<string>, h: string)
+Pieces(w, split(w, "b"), split(w, ""), hex(len(w) * 11)) :- Word(w).
 """
 
 # Option, match, enums and structs: in rows, in join keys (a struct built in an atom), in

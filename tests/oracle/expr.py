@@ -101,6 +101,8 @@ def binop(e: ast.BinOp, env: Env) -> Any:
     if op in ("==", "!=", "<", "<=", ">", ">="):
         return compare(op, a, b)
     if op == "++":
+        if isinstance(t, TInt):  # bit vectors: a's bits above b's
+            return fix_number((a << e.right.ty.width) | b, t)
         return a + b  # str + str, or tuple + tuple for Vecs
     if op in ("+", "-", "*"):
         r = a + b if op == "+" else a - b if op == "-" else a * b

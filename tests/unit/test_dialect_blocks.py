@@ -668,6 +668,43 @@ def test_closures_as_values():
     fails(base + "F(|x, y| x).", "expected a closure of 1 parameter", "|x, y|")
 
 
+def test_functions_of_one_name_and_different_parameter_types():
+    # DDlog overloads a function name by its parameters' types: `"${m}"` finds the
+    # to_string of m's type, a call the function its arguments' types fit
+    src = """
+typedef mac_t = Mac{addr: bit<48>}
+typedef ip_t = Ip{addr: bit<32>}
+function to_string(m: mac_t): string = "mac ${m.addr}"
+function to_string(i: ip_t): string = "ip ${i.addr}"
+function show(x: bigint, s: string): string = "${x}${s}"
+function show(s: string, x: bigint): string = "${s}${x}"
+function both(m: mac_t, i: ip_t): string = "${m} ${i}"
+output relation O(s: string)
+O("${Mac{5}} / ${Ip{7}} / " ++ show(1, "a") ++ show("b", 2) ++ " / " ++ both(Mac{1}, Ip{2})).
+"""
+    assert run(src)["O"] == {("mac 5 / ip 7 / 1ab2 / mac 1 ip 2",)}
+    fails(src.replace('show("b", 2)', 'show(true, 2)'),
+          "none of the functions 'show' takes arguments of types (bool, bigint)",
+          "show(true")
+
+
+def test_bit_concatenation_hex_split_and_shadowed_function_names(tmp_path):
+    src = """
+function hexes(b: bit<8>, c: bit<4>): string = "${hex(b ++ c)} ${hex(-1: s8)}"
+function count(count: bigint): bigint = count + 1
+output relation O(h: string, p: Vec<string>, e: Vec<string>, n: bigint)
+O(hexes(171, 5), split("a  b", " "), split("ab", ""), count(1)).
+"""
+    assert run(src)["O"] == {("ab5 ff", ("a", "", "b"), ("", "a", "b", ""), 2)}
+    fails("output relation O(x: bit<72>)\nO((1: bit<64>) ++ (2: bit<8>)).",
+          "`++` of bit<64> and bit<8> makes a bit<72>, wider than the 64 bits", "(1: bit<64>)")
+    # in a module, a parameter named like a function is the parameter
+    (tmp_path / "m.dl").write_text("function inv(): bigint = 5\n"
+                                   "function get(inv: bigint): bigint = inv + inv()\n")
+    (tmp_path / "main.dl").write_text("import m\noutput relation O(x: bigint)\nO(m::get(1)).\n")
+    assert evaluate(check_file(str(tmp_path / "main.dl")), {})["O"] == {(6,)}
+
+
 def test_continue_and_break_in_loops():
     src = """
 function stop_at_negative(v: Vec<s64>): (Vec<s64>, s64) {

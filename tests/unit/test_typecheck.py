@@ -127,7 +127,8 @@ def test_type_errors(src, message, at):
     ("typedef T = bigint\ntypedef T = string", "duplicate type 'T' (first declared at t.dl:1:1)",
      "typedef T = string", 1),
     ("function f(x: bigint): bigint = x\nfunction f(y: bigint): bigint = y",
-     "duplicate function 'f' (first declared at t.dl:1:1)", "function f(y", 1),
+     "duplicate function 'f' with the same parameter types (first declared at t.dl:1:1)",
+     "function f(y", 1),
     ("typedef A = C{x: bigint}\ntypedef B = D | C",
      "duplicate constructor 'C' (first declared at t.dl:1:13)", "C", 2),
     ("input relation R(a: bigint, a: string)",
@@ -429,7 +430,7 @@ def test_arithmetic_and_operators():
     expr_fails("x + b", "type mismatch: expected bigint, found bit<8>", "b")
     assert expr_of("s ++ \"!\"", "string").ty == STRING
     assert expr_of("v ++ [1]", "Vec<bigint>").ty == TVec(BIGINT)
-    expr_fails("x ++ x", "operator '++' expects strings or Vecs, found bigint", "x")
+    expr_fails("x ++ x", "operator '++' expects strings, Vecs or bit<N>s, found bigint", "x")
     expr_fails("x == s", "type mismatch: expected bigint, found string (operands of '==')", "s",
                "bool")
     expr_fails("x and true", "type mismatch: expected bool, found bigint (operands of 'and')",
