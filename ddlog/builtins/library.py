@@ -317,6 +317,21 @@ def _to_vec_type(a: Args, hint) -> Type:
 DDWEIGHT = TInt(True, 64)  # DDlog's DDWeight, a record's multiplicity
 
 
+def _singleton(name: str, kind: type) -> Builtin:
+    """`vec_singleton(x)` / `set_singleton(x)`."""
+    what = kind.__name__[1:]  # TVec -> Vec
+    return Builtin(name, 1, f"{name}(A) -> {what}<A>", f"a {what} of one element",
+                   _singleton_type(kind), lambda sx, a, ts, t: sx.F.array(a[0]),
+                   lambda a, ts, t: (a[0],))
+
+
+def _empty(name: str, kind: type) -> Builtin:
+    """`vec_empty()` / `set_empty()`."""
+    what = kind.__name__[1:]
+    return Builtin(name, 0, f"{name}() -> {what}<A>", f"an empty {what} (A from the context)",
+                   _empty_type(kind, name), empty_spark, lambda a, ts, t: ())
+
+
 def _split_type(a: Args, hint) -> Type:
     a.check(0, STRING)
     a.check(1, STRING)
@@ -738,12 +753,8 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
     Builtin("split", 2, "split(string, string) -> Vec<string>",
             "the pieces between the separators (as Rust's `split`: empty pieces kept)",
             _split_type, _split_spark, lambda a, ts, t: _split(a[0], a[1])),
-    Builtin("vec_singleton", 1, "vec_singleton(A) -> Vec<A>", "a Vec of one element",
-            _singleton_type(TVec), lambda sx, a, ts, t: sx.F.array(a[0]),
-            lambda a, ts, t: (a[0],)),
-    Builtin("vec_empty", 0, "vec_empty() -> Vec<A>", "an empty Vec (A from the context)",
-            _empty_type(TVec, "vec_empty"),
-            empty_spark, lambda a, ts, t: ()),
+    _singleton("vec_singleton", TVec),
+    _empty("vec_empty", TVec),
     Builtin("vec_with_capacity", 1, "vec_with_capacity(usize) -> Vec<A>",
             "an empty Vec (A from the context)", _empty_type(TVec, "vec_with_capacity"),
             empty_spark, lambda a, ts, t: ()),
@@ -776,12 +787,8 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
             "the elements of the first that are not in the second", _two_sets_type,
             lambda sx, a, ts, t: sx.F.array_except(a[0], a[1]),
             lambda a, ts, t: tuple(x for x in a[0] if x not in a[1])),
-    Builtin("set_singleton", 1, "set_singleton(A) -> Set<A>", "a Set of one element",
-            _singleton_type(TSet), lambda sx, a, ts, t: sx.F.array(a[0]),
-            lambda a, ts, t: (a[0],)),
-    Builtin("set_empty", 0, "set_empty() -> Set<A>", "an empty Set (A from the context)",
-            _empty_type(TSet, "set_empty"),
-            empty_spark, lambda a, ts, t: ()),
+    _singleton("set_singleton", TSet),
+    _empty("set_empty", TSet),
     Builtin("default", 0, "default() -> T", "T's default value (0, \"\", false, empty, None, "
             "...; T from the context or `default(): T`)", _default_type,
             lambda sx, a, ts, t: sx.value(default_value(t), t),
