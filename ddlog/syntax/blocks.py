@@ -276,28 +276,34 @@ def _tries(body: ast.Expr, result: ast.TypeExpr | None, fail: Fail) -> ast.Expr:
     """`body` with its `e?` (outside closures in it) made into matches that return None."""
     counter = iter(range(1 << 30))
 
-    def replace(node: object) -> object:
-        if isinstance(node, Try):
-            if not (isinstance(result, ast.TypeName) and
-                    result.name.rsplit("::", 1)[-1] == "Option"):
-                raise fail("`?` returns None from the function: it is allowed in a function "
-                           "or closure declared to return an Option<..>", node.span)
-            sp = node.span
-            v = f"__try{sp.line}_{sp.col}_{next(counter)}"
-            some = ast.MatchArm(ast.PCtor("Some", [(None, ast.PVar(v, sp))], sp),
-                                ast.Var(v, sp), sp)
-            none = ast.MatchArm(ast.PCtor("None", [], sp),
-                                Return(ast.StructLit("None", [], sp), sp), sp)
-            return ast.MatchExpr(replace(node.expr), [some, none], sp)
-        if isinstance(node, ast.Lambda):
-            return node  # its own `?`s were made when it was parsed
-        if isinstance(node, (list, tuple)):  # a struct literal's fields are (name, value)
-            return type(node)(replace(x) for x in node)
-        if isinstance(node, (ast.Node, *_STATEMENTS)):
-            for f in dataclasses.fields(node):
-                setattr(node, f.name, replace(getattr(node, f.name)))
-        return node
-    return replace(body)
+    def visit(node: object) -> object | None:
+        if not isinstance(node, Try):
+            return None
+        if not (isinstance(result, ast.TypeName) and result.name.rsplit("::", 1)[-1] == "Option"):
+            raise fail("`?` returns None from the function: it is allowed in a function or "
+                       "closure declared to return an Option<..>", node.span)
+        sp = node.span
+        v = f"__try{sp.line}_{sp.col}_{next(counter)}"
+        some = ast.MatchArm(ast.PCtor("Some", [(None, ast.PVar(v, sp))], sp), ast.Var(v, sp),
+                            sp)
+        none = ast.MatchArm(ast.PCtor("None", [], sp),
+                            Return(ast.StructLit("None", [], sp), sp), sp)
+        return ast.MatchExpr(_rewrite(node.expr, visit), [some, none], sp)
+    return _rewrite(body, visit)  # (a closure's own `?`s were made when it was parsed)
+
+
+def _rewrite(node, visit: Callable[[object], object | None]):
+    """`node` with what `visit` replaces in it, from the top: `visit(x)` is x's replacement,
+    or None to look inside x (lists, tuples, syntax nodes, statements; not closures)."""
+    out = visit(node)
+    if out is not None:
+        return out
+    if isinstance(node, (list, tuple)):  # a struct literal's fields are (name, value)
+        return type(node)(_rewrite(x, visit) for x in node)
+    if isinstance(node, (ast.Node, *_STATEMENTS)) and not isinstance(node, ast.Lambda):
+        for f in dataclasses.fields(node):
+            setattr(node, f.name, _rewrite(getattr(node, f.name), visit))
+    return node
 
 
 def _lift(e: ast.Expr, fail: Fail) -> ast.Expr:
@@ -528,19 +534,14 @@ def _replace_exits(node, exit_state: Callable[[LoopExit], ReturnStmt] | None,
     the list of them (of `kind`)."""
     found: list[LoopExit] = []
 
-    def go(x):
-        if isinstance(x, LoopExit) and (kind is None or x.kind == kind):
+    def visit(x):
+        if isinstance(x, LoopExit):
+            if kind is not None and x.kind != kind:
+                return x
             found.append(x)
             return exit_state(x) if exit_state else x
-        if isinstance(x, (ForStmt, ast.Lambda)):
-            return x  # a loop inside has its own exits; a closure has none
-        if isinstance(x, (list, tuple)):
-            return type(x)(go(y) for y in x)
-        if isinstance(x, (ast.Node, *_STATEMENTS)) and not isinstance(x, LoopExit):
-            for f in dataclasses.fields(x):
-                setattr(x, f.name, go(getattr(x, f.name)))
-        return x
-    out = go(node)
+        return x if isinstance(x, ForStmt) else None  # a loop inside has its own exits
+    out = _rewrite(node, visit)
     return out if exit_state else found
 
 
