@@ -86,7 +86,10 @@ class ParseError(DDlogError):
 
 
 class TypeCheckError(DDlogError):
-    """A well-formed program that is ill-typed or refers to unknown names."""
+    """A well-formed program that is ill-typed or refers to unknown names. A type mismatch
+    keeps the (expected, found) types, for the checker to try a literal's type again."""
+
+    types: tuple | None = None
 
 
 class StratificationError(DDlogError):

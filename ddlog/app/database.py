@@ -42,7 +42,7 @@ from runtime.config import DEFAULT, Config
 from runtime.state import Manifest, StateDir, StateError, program_hash
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 __all__ = ["Database", "SparkOptions", "Transaction", "UpdateError"]
 
@@ -265,19 +265,26 @@ class Database:
                               "`insert_or_update` changes it)", cmd.span, source)
         return found
 
-    def _key_value(self, info: RelationInfo, row: tuple) -> Any:
-        """The primary key of `row`, computed on Spark (as every expression is)."""
+    def _key_column(self, info: RelationInfo) -> "tuple[list[str], Column]":
+        """The primary key of `info`'s records as a Column over the columns named by the
+        first list (check_keys' variables)."""
         from ddlog.check.rules import key_columns
         from ddlog.plan.exprs import lower, var_col
-        from runtime.expr import compile_expr, value
+        from runtime.expr import compile_expr
+
+        _ = self.spark  # started first: Columns need a session
+        names = [var_col(c) for c in key_columns(info.arity)]
+        return names, compile_expr(lower(self.program.keys[info.name]))
+
+    def _key_value(self, info: RelationInfo, row: tuple) -> Any:
+        """The primary key of `row`, computed on Spark (as every expression is)."""
+        from runtime.expr import value
         from runtime.schema import from_spark
 
-        spark = self.spark  # started first: Columns need a session
-        key = self.program.keys[info.name]
-        cols = [value(v, t).alias(var_col(c))
-                for v, t, c in zip(row, info.column_types, key_columns(info.arity))]
-        one = spark.range(1).select(*cols).select(compile_expr(lower(key)).alias("k"))
-        return from_spark(one.collect()[0]["k"], key.ty)
+        names, key = self._key_column(info)
+        cols = [value(v, t).alias(n) for v, t, n in zip(row, info.column_types, names)]
+        one = self.spark.range(1).select(*cols).select(key.alias("k"))
+        return from_spark(one.collect()[0]["k"], self.program.keys[info.name].ty)
 
     def _key_of(self, cmd: "C.Modify | C.DeleteKey", file: str,
                 source: str | None) -> tuple[RelationInfo, ast.Expr, Any]:
@@ -329,13 +336,11 @@ class Database:
                   k: Any) -> list[tuple]:
         from pyspark.sql import functions as F
 
-        from ddlog.check.rules import key_columns
-        from ddlog.plan.exprs import lower, var_col
-        from runtime.expr import compile_expr, value
+        from runtime.expr import value
 
-        names = [var_col(c) for c in key_columns(info.arity)]
+        names, column = self._key_column(info)
         df = df.select(*[F.col(f"c{i}").alias(n) for i, n in enumerate(names)])
-        df = df.where(compile_expr(lower(key)).eqNullSafe(value(k, key.ty)))
+        df = df.where(column.eqNullSafe(value(k, key.ty)))
         return self.rows(info.name, df.select(*[F.col(n).alias(f"c{i}")
                                                 for i, n in enumerate(names)]))
 

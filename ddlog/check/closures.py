@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ddlog.check.scope import Scope, error, mismatch
 from ddlog.errors import Span
@@ -43,9 +43,8 @@ class ClosureDef:
 class Closures:
     """The closure expressions of the program that are values, in order."""
 
-    def __init__(self, text_of: Callable[[Span], str]):
+    def __init__(self) -> None:
         self.defs: list[ClosureDef] = []
-        self.text_of = text_of
 
     def make(self, ck: "ExprChecker", lam: ast.Lambda, sc: Scope, hint: Type | None) -> ast.Expr:
         """`lam` as a value of type `hint` (or of its written parameter and result types)."""
@@ -85,9 +84,8 @@ class Closures:
                             f"and closures; '{name}' is a {t}", lam.span)
         d = ClosureDef(len(self.defs), ty, list(lam.params), body, captures, lam.span)
         self.defs.append(d)
-        text = " ".join(self.text_of(lam.span).split())
         args: list[ast.Expr] = [ast.Lit(d.id, "int", lam.span, ty=BIGINT),
-                                ast.Lit(text, "string", lam.span, ty=STRING)]
+                                ast.Lit(lam.text, "string", lam.span, ty=STRING)]
         args += [ast.Var(n, lam.span, t) for n, t in captures]
         return ast.Call("closure#make", args, lam.span, ty=ty)
 

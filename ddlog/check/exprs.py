@@ -35,11 +35,10 @@ SHIFT_AMOUNT = TInt(False, 32)
 
 
 class ExprChecker:
-    def __init__(self, decls: Decls, inliner: Inliner, closures: Closures | None = None):
+    def __init__(self, decls: Decls, inliner: Inliner):
         self.decls = decls
         self.inliner = inliner
-        # the closures that are values (ddlog/check/closures.py), with their source text
-        self.closures = closures or Closures(lambda span: "|..| ..")
+        self.closures = Closures()  # the closures that are values (ddlog/check/closures.py)
         self.tvars: dict[str, Type] = {}  # type variables of the generic call being checked
 
     def resolve(self, te: ast.TypeExpr) -> Type:
@@ -432,7 +431,7 @@ class ExprChecker:
     def defaulted(self, value: ast.Expr, sc: Scope, err: TypeCheckError) -> Type | None:
         """The type `value`'s untyped literals take when a mismatch between bigint (their
         default) and another integer type arose from them: that other type."""
-        pair = getattr(err, "types", None)
+        pair = err.types
         if pair is None or BIGINT not in pair:
             return None
         other = pair[1] if pair[0] == BIGINT else pair[0]

@@ -14,9 +14,8 @@ from __future__ import annotations
 import copy
 
 from ddlog.syntax import ast
-from ddlog.syntax.bindings import binding_items
+from ddlog.syntax.bindings import matching_items
 from ddlog.syntax.modules import bound_variables
-from ddlog.check.closures import Closures
 from ddlog.check.program import CheckedProgram
 from ddlog.types import RelationInfo
 from ddlog.errors import TypeCheckError
@@ -32,7 +31,7 @@ from ddlog.types import BOOL, TGroup, TMap, TSet, TTuple, TVec, Type
 def check_program(prog: ast.Program) -> CheckedProgram:
     try:
         decls = resolve_decls(prog)
-        ck = ExprChecker(decls, Inliner(), Closures(lambda span: _text(prog, span)))
+        ck = ExprChecker(decls, Inliner())
         for f in function_order(decls):
             check_function(ck, f)
         rules = [check_rule(ck, rule) for rule in prog.rules]
@@ -45,18 +44,6 @@ def check_program(prog: ast.Program) -> CheckedProgram:
             e.source = prog.sources[e.span.file] if in_module else prog.source
         raise
     return CheckedProgram(prog, decls.relations, decls.types, rules, keys)
-
-
-def _text(prog: ast.Program, span) -> str:
-    """The source text at `span`."""
-    source = prog.sources.get(span.file, prog.source) if span.file != prog.file \
-        else prog.source
-    lines = source.splitlines()[span.line - 1:span.end_line]
-    if not lines:
-        return ""
-    if len(lines) == 1:
-        return lines[0][span.col - 1:span.end_col - 1]
-    return "\n".join([lines[0][span.col - 1:], *lines[1:-1], lines[-1][:span.end_col - 1]])
 
 
 def check_keys(ck: ExprChecker, prog: ast.Program, decls: Decls) -> dict[str, ast.Expr]:
@@ -305,12 +292,8 @@ class RuleChecker:
                 raise error(f"a pattern cannot be an argument of `not {rel.name}(..)`: bind "
                             "the column to a variable and test it in another term", arg.span)
             atom.args[i] = ast.Var(var, arg.span)
-            compared: list[tuple[str, ast.Expr]] = []
-            pattern = self.pattern(shape, bound, compared)
-            items += binding_items(pattern, ast.Var(var, arg.span), arg.span,
-                                   lambda: self.ck.inliner.fresh("b"))
-            items += [ast.BodyCond(ast.BinOp("==", ast.Var(v, e.span), e, e.span), e.span)
-                      for v, e in compared]
+            items += matching_items(shape, ast.Var(var, arg.span), arg.span, bound,
+                                    lambda: self.ck.inliner.fresh("b"))
         return items
 
     @staticmethod
@@ -323,22 +306,6 @@ class RuleChecker:
         parts = [e for _, e in arg.fields] if isinstance(arg, ast.StructLit) else \
             arg.items if isinstance(arg, ast.TupleLit) else []
         return any(open_part(p) for p in parts)
-
-    def pattern(self, e: ast.Expr, bound: set[str],
-                compared: list[tuple[str, ast.Expr]]) -> ast.Pattern:
-        if isinstance(e, ast.Wildcard):
-            return ast.PWild(e.span)
-        if isinstance(e, ast.Var) and e.name not in bound:
-            bound.add(e.name)
-            return ast.PVar(e.name, e.span)
-        if isinstance(e, ast.StructLit):
-            return ast.PCtor(e.ctor, [(n, self.pattern(f, bound, compared))
-                                      for n, f in e.fields], e.span)
-        if isinstance(e, ast.TupleLit):
-            return ast.PTuple([self.pattern(x, bound, compared) for x in e.items], e.span)
-        var = self.ck.inliner.fresh("part")
-        compared.append((var, e))
-        return ast.PVar(var, e.span)
 
     def _BodyAtom(self, item: ast.BodyAtom) -> None:
         atom = item.atom

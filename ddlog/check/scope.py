@@ -32,7 +32,7 @@ def error(message: str, span: Span | None) -> TypeCheckError:
 def mismatch(expected: Type, found: Type, span: Span, what: str | None = None) -> TypeCheckError:
     suffix = f" ({what})" if what else ""
     err = error(f"type mismatch: expected {expected}, found {found}{suffix}", span)
-    err.types = (expected, found)  # for a variable of defaulted type to try again (_Let)
+    err.types = (expected, found)
     return err
 
 

@@ -237,7 +237,8 @@ class Lambda(Node):
     of a function type (ddlog/check/closures.py).
     `annotations[i]` is the declared type of `params[i]` or None; `result` the declared result
     type or None. `changes` names the parameter a closure changes (`|k, v| v.x = e`, a `mut`
-    parameter in DDlog): its body then gives that parameter's new value (map_in_place)."""
+    parameter in DDlog): its body then gives that parameter's new value (map_in_place).
+    `text` is the closure as written, which a closure value prints."""
 
     params: list[str]
     body: "Expr"
@@ -245,6 +246,7 @@ class Lambda(Node):
     annotations: list["TypeExpr | None"] = field(default_factory=list)
     result: "TypeExpr | None" = None
     changes: str | None = None
+    text: str = ""
     ty: Type | None = field(default=None, compare=False)
 
 

@@ -37,3 +37,32 @@ def binding_items(pattern: ast.Pattern, expr: ast.Expr, span: Span,
     return [ast.BodyFlatMap(tmp, match, span),
             *(ast.BodyAssign(n, ast.FieldAccess(ast.Var(tmp, ps), str(i), ps), span)
               for i, n in enumerate(names))]
+
+
+def matching_items(shape: ast.Expr, value: ast.Expr, span: Span, bound: set[str] | None,
+                   fresh: Callable[[], str]) -> list[ast.BodyItem]:
+    """The body items for `shape = value`, `shape` a pattern written as an expression (an
+    atom's argument `Book{.author = a}`, `(192, 168, _, _) = e`): `_`, literals, tuples and
+    constructors match; a variable not in `bound` binds (and joins it: a second one is
+    compared), where `bound` is None none does; any other part is compared with the value
+    there."""
+    compared: list[tuple[str, ast.Expr]] = []
+
+    def pattern(e: ast.Expr) -> ast.Pattern:
+        if isinstance(e, ast.Wildcard):
+            return ast.PWild(e.span)
+        if isinstance(e, ast.Var) and bound is not None and e.name not in bound:
+            bound.add(e.name)
+            return ast.PVar(e.name, e.span)
+        if isinstance(e, ast.Lit) and e.kind != "json":
+            return ast.PLit(e, e.span)
+        if isinstance(e, ast.StructLit):
+            return ast.PCtor(e.ctor, [(n, pattern(x)) for n, x in e.fields], e.span)
+        if isinstance(e, ast.TupleLit):
+            return ast.PTuple([pattern(x) for x in e.items], e.span)
+        var = fresh()
+        compared.append((var, e))
+        return ast.PVar(var, e.span)
+    items = binding_items(pattern(shape), value, span, fresh)
+    return items + [ast.BodyCond(ast.BinOp("==", ast.Var(v, e.span), e, e.span), e.span)
+                    for v, e in compared]

@@ -30,7 +30,7 @@ from lark.parsers.lalr_interactive_parser import InteractiveParser
 from ddlog.errors import DDlogError, ParseError, Span
 from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
 from ddlog.syntax import ast, blocks, flwor
-from ddlog.syntax.bindings import binding_items
+from ddlog.syntax.bindings import binding_items, matching_items
 from ddlog.syntax.scanner import Located, mask, scan_interpolation
 from grammar import program_parser
 
@@ -409,24 +409,7 @@ class Builder(Transformer):
     def body_match(self, meta, ch):
         """`(192, 168, _, _) = e`: e matches a pattern written as an expression (`_`,
         literals, tuples, constructors; any other part is compared), binding nothing."""
-        compared: list[tuple[str, ast.Expr]] = []
-
-        def pattern(e: ast.Expr) -> ast.Pattern:
-            if isinstance(e, ast.Wildcard):
-                return ast.PWild(e.span)
-            if isinstance(e, ast.Lit) and e.kind != "json":
-                return ast.PLit(e, e.span)
-            if isinstance(e, ast.TupleLit):
-                return ast.PTuple([pattern(x) for x in e.items], e.span)
-            if isinstance(e, ast.StructLit):
-                return ast.PCtor(e.ctor, [(n, pattern(x)) for n, x in e.fields], e.span)
-            var = self._fresh_binding()
-            compared.append((var, e))
-            return ast.PVar(var, e.span)
-        span = self.sp(meta)
-        items = binding_items(pattern(ch[0]), ch[1], span, self._fresh_binding)
-        return items + [ast.BodyCond(ast.BinOp("==", ast.Var(v, e.span), e, e.span), e.span)
-                        for v, e in compared]
+        return matching_items(ch[0], ch[1], self.sp(meta), None, self._fresh_binding)
 
     def _fresh_binding(self) -> str:
         self.fresh += 1
@@ -518,7 +501,7 @@ class Builder(Transformer):
 
     def lambda_expr(self, meta, ch):
         # `|p, ..| [: R] e` (BAR tokens around the parameters) or `function(p, ..) [: R] {..}`
-        return self._closure(ch[:-2], ch[-1], ch[-2], self.sp(meta))
+        return self._closure(ch[:-2], ch[-1], ch[-2], meta)
 
     def lambda_assign(self, meta, ch):
         # `|k, v| v.x = e`: a closure changing its parameter v
@@ -526,14 +509,16 @@ class Builder(Transformer):
         at = Span(target.span.file, target.span.line, target.span.col, value.span.end_line,
                   value.span.end_col)
         body = blocks.assigning(target, value, at, self.fail)
-        return self._closure(ch[:-2], body, None, self.sp(meta))
+        return self._closure(ch[:-2], body, None, meta)
 
-    def _closure(self, heads: list, body: ast.Expr, result, sp: Span) -> ast.Lambda:
+    def _closure(self, heads: list, body: ast.Expr, result, meta) -> ast.Lambda:
+        sp = self.sp(meta)
         params = [c for c in heads if isinstance(c, tuple)]
         names = [n for n, _ in params]
         body, changes = blocks.changing_closure(names, body, sp, self.fail, result)
+        text = " ".join(self.raw[meta.start_pos:meta.end_pos].split())  # how it prints
         return ast.Lambda(names, body, sp, annotations=[t for _, t in params], result=result,
-                          changes=changes)
+                          changes=changes, text=text)
 
     def reference(self, meta, ch):
         return ch[1]  # `&e`: a reference to e's value, which is e's value here (Ref<T> is T)
