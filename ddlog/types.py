@@ -296,6 +296,18 @@ class RelationInfo:
     columns: tuple[tuple[str, Type], ...]
     span: Span
     ctor: str | None = None  # `relation R[T]`: T's constructor names its records (else R)
+    # 'relation' (a set: every record once), 'multiset' (records with their multiplicities,
+    # which may be negative) or 'stream' (a multiset holding only what the current
+    # transaction inserted: its old records disappear, without deletions being reported)
+    kind: str = "relation"
+    # `R-N` in a rule: a relation of no rules whose value is, at each transaction, the value
+    # that `delay_of` had at the end of the previous one (R for R-1, R-1 for R-2, ...)
+    delay_of: str | None = None
+
+    @property
+    def weighted(self) -> bool:
+        """Whether records keep their multiplicities (no distinct)."""
+        return self.kind != "relation"
 
     @property
     def record(self) -> str:

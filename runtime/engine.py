@@ -28,7 +28,7 @@ from runtime.trace import INF, Trace
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, materialize_many
 from runtime.stats import EpochStats, JobCounter
-from runtime.zset import consolidate, literal_keys, lookup, semijoin_keys, union_all
+from runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
 
 Persist = Callable[[DataFrame], Frame | None]
 
@@ -61,6 +61,9 @@ class Engine:
         self.strata = [StratumRuntime(c, self.traces, config) for c in compiled.circuits]
         self.iterations: dict[int, int] = {}
         self.last_stats: EpochStats | None = None  # what the last commit did
+        # the relations whose trace moved in the last epoch this process committed (None:
+        # not known, as for a state read from disk), which says which delays must move now
+        self.moved: set[str] | None = None
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -68,18 +71,48 @@ class Engine:
         return self.traces[rel].columns
 
     def value(self, rel: str, include_cur: bool = False) -> DataFrame:
-        """The relation's current contents (columns c0..cN, no weight)."""
+        """The relation's current contents (columns c0..cN, no weight); a multiset's or a
+        stream's record once per unit of its multiplicity (as a bag: SQL's duplicates)."""
         t = self.values.get(rel) or self.traces[rel]
         z = t.summed(include_cur)
         if z is None:
             return self.empty(rel).drop(WEIGHT)
-        return z.filter(F.col(WEIGHT) > 0).select(*t.columns)
+        return bag(z, t.columns) if self.compiled.relations[rel].weighted \
+            else z.filter(F.col(WEIGHT) > 0).select(*t.columns)
 
     def empty(self, rel: str) -> DataFrame:
         info = self.compiled.relations[rel]
         return self.spark.createDataFrame([], relation_schema(info.column_types))
 
     # -- inputs ----------------------------------------------------------------------------
+
+    def weighted_change(self, rel: str, updates: list[Update]) -> DataFrame | None:
+        """A multiset's change is its updates, each insert +1 and each delete -1 (a delete of
+        an absent record makes its multiplicity negative, as in DDlog); a stream's is also
+        minus what it held: its records last only one transaction."""
+        info = self.compiled.relations[rel]
+        cols = self.columns(rel)
+        parts = [u.df.select(*cols, F.lit(u.sign).cast("long").alias(WEIGHT)) for u in updates]
+        if info.kind == "stream" and self.traces[rel].past_rows():
+            parts.append(negate(self.traces[rel].summed(include_cur=False)))
+        return consolidate(union_all(parts), cols)
+
+    def time_changes(self, updates: dict[str, list[Update]]) -> dict[str, DataFrame | None]:
+        """The changes that time makes without updates: a stream not updated loses what it
+        held; `R-1` becomes what R was at the end of the last epoch (`R-2` what R-1 was), which
+        it is already when R did not move then."""
+        plans: dict[str, DataFrame | None] = {}
+        for rel, info in self.compiled.relations.items():
+            if info.kind == "stream" and info.role == "input" and rel not in updates \
+                    and self.traces[rel].past_rows():
+                plans[rel] = self.weighted_change(rel, [])
+            newer = info.delay_of  # R-k and R-(k-1) have the same columns
+            if newer is not None and self.epoch > 0 and (self.moved is None
+                                                         or newer in self.moved):
+                then = self.traces[newer].summed(include_cur=False)
+                held = self.traces[rel].summed(include_cur=False)
+                plans[rel] = consolidate(union_all([then, negate(held)]), self.columns(rel))
+        return plans
 
     def effective_change(self, rel: str, updates: list[Update]) -> DataFrame | None:
         """Updates (+1 insert / -1 delete, in order) → the set change they make: the last
@@ -88,6 +121,8 @@ class Engine:
         updated rows, which arrangements answer by key; else a semi-join)."""
         if not updates:
             return None
+        if self.compiled.relations[rel].weighted:
+            return self.weighted_change(rel, updates)
         cols = self.columns(rel)
         seq = union_all([u.df.select(*cols, F.lit(u.sign).alias("_op"), F.lit(k).alias("_seq"))
                          for k, u in enumerate(updates)])
@@ -130,6 +165,7 @@ class Engine:
         try:
             with counter.counting("inputs") as counted:
                 plans = {rel: self.effective_change(rel, ups) for rel, ups in updates.items()}
+                plans.update(self.time_changes(updates))
                 if self.epoch == 0 and UNIT in self.traces:
                     plans[UNIT] = self.spark.range(1).select(
                         F.lit(1).cast("long").alias(WEIGHT))
@@ -137,7 +173,9 @@ class Engine:
                 # it may be large); updates given in Python rows are small when they are few
                 known = [u.rows for ups in updates.values() for u in ups]
                 small = (all(r is not None for r in known)
-                         and sum(map(len, known)) <= self.config.local_rows)
+                         and sum(map(len, known)) <= self.config.local_rows
+                         and not any(self.traces[r].past_rows() > self.config.local_rows
+                                     for r in plans if r not in updates))
                 for rel, frame in materialize_many(plans, expect_large=False if small else None,
                                                   config=self.config).items():
                     self.traces[rel].record(0, frame)
@@ -164,6 +202,8 @@ class Engine:
         except BaseException:
             self.abort()
             raise
+        self.moved = set(changes)
+        changes.update(self.streams_now(changes))
         stats.rows_out = sum(b.rows for rel, info in self.compiled.relations.items()
                              if info.role == "output" for b in self.traces[rel].cur_batches)
         with counter.counting("end of epoch") as counted:
@@ -173,6 +213,17 @@ class Engine:
         stats.seconds = time.perf_counter() - started
         self.last_stats = stats
         return changes
+
+    def streams_now(self, changes: dict[str, DataFrame]) -> dict[str, DataFrame]:
+        """What a commit reports as a stream's change: what it holds now (its old records
+        disappear without deletions, as DDlog's streams do), materialised before the epoch's
+        end folds and rewrites the batches it is read from."""
+        plans = {rel: self.traces[rel].summed(include_cur=True)
+                 for rel, info in self.compiled.relations.items()
+                 if info.kind == "stream" and (rel in changes or self.traces[rel].past_rows())}
+        frames = materialize_many(plans, expect_large=None, config=self.config)
+        return {rel: fr.df if fr is not None else self.empty(rel)
+                for rel, fr in frames.items()}
 
     def end_epoch(self, persist: Persist | None) -> None:
         """past += cur for every trace. Without durable state, the traces' folds (those with
@@ -205,6 +256,12 @@ class Engine:
         return out
 
 
+def bag(z: DataFrame, cols: list[str]) -> DataFrame:
+    """A Z-set's records with positive weight, each repeated as many times as its weight."""
+    reps = F.explode(F.array_repeat(F.lit(0), F.col(WEIGHT).cast("int")))
+    return z.filter(F.col(WEIGHT) > 0).select(*cols, reps.alias("_rep")).select(*cols)
+
+
 def _first_keys(updates: list[Update]) -> set | None:
     """The first column's values of the updated rows, when every update holds its rows."""
     if any(u.rows is None for u in updates):
@@ -226,4 +283,4 @@ def read_value(spark: SparkSession, info: RelationInfo, manifest, state,
     z = t.summed(include_cur=False)
     if z is None:
         return spark.createDataFrame([], relation_schema(info.column_types, weight=False))
-    return z.filter(F.col(WEIGHT) > 0).select(*cols)
+    return bag(z, cols) if info.weighted else z.filter(F.col(WEIGHT) > 0).select(*cols)

@@ -221,7 +221,7 @@ class _Compiler:
             return compare(a, b, op, e.left.ty)
         if op == "++":
             if isinstance(t, TInt):  # bit<N> ++ bit<M>: a's bits above b's
-                return wrap(F.shiftleft(a, e.right.ty.width) | b, t)
+                return wrap(F.shiftleft(a, e.right.ty.width).bitwiseOR(b), t)
             return F.concat(a, b)
         if op == "+":
             return wrap(a + b, t)

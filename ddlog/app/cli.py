@@ -131,9 +131,12 @@ def describe(compiled) -> str:
         why = ""
         if rel.name == UNIT:
             why = "  (added: the one row that facts and bodies without atoms start from)"
+        elif rel.delay_of is not None:
+            why = f"  (added: {rel.delay_of} as it was one transaction before)"
         elif rel.name not in declared:
             why = f"  (added: the groups of the group_by at {rel.span.line}:{rel.span.col})"
-        lines.append(f"  {rel.role:<8} {rel.name}({cols}){why}")
+        kind = "" if rel.kind == "relation" else f"{rel.kind} "
+        lines.append(f"  {rel.role:<8} {kind}{rel.name}({cols}){why}")
     lines.append("strata:")
     width = len(str(max(len(compiled.strata) - 1, 0)))
     for s in compiled.strata:

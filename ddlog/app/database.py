@@ -200,7 +200,8 @@ class Database:
                                         self._key_value(self.relations[name], row))
                 for old in self._replaced(found, cmd, source):
                     txn.delete(name, old)
-            (txn.delete if cmd.kind == "delete" else txn.insert)(name, row)
+            (txn.delete if cmd.kind == "delete" else txn.insert)(
+                name, row, counted=self.relations[name].weighted)
         elif isinstance(cmd, C.Clear):
             self.input_relation(cmd.relation, cmd.span, source, "clear")
             txn.clear(cmd.relation)
@@ -492,6 +493,8 @@ class Database:
         engine = self.engine
         try:
             updates = txn.updates(self)
+            if engine.epoch == 0:
+                updates = self._with_facts(updates)
             persist = None
             if self.state is not None:
                 persist = Persister(self.state, self.spark, engine.epoch + 1)
@@ -517,6 +520,13 @@ class Database:
             raise EvaluationError(f"the transaction failed and was rolled back: {what}") \
                 from None
         return changes
+
+    def _with_facts(self, updates: dict[str, list[Update]]) -> dict[str, list[Update]]:
+        """The first epoch's updates: the facts of input relations first, then the user's."""
+        out = dict(updates)
+        for name, rows in self.compiled.program.input_facts.items():
+            out[name] = [self.rows_update(self.relations[name], 1, rows), *out.get(name, [])]
+        return out
 
     def _store_epoch(self) -> None:
         from runtime.state import snapshot

@@ -150,13 +150,14 @@ class Shell:
         self.err.flush()
 
     def initial_snapshot(self, show: bool = True) -> None:
-        """As DDlog's CLI starts: a new program's facts (rules without relation atoms) are
-        committed as the first transaction, and what they put in the output relations is
+        """As DDlog's CLI starts: a new program's facts (rules without relation atoms, and
+        the facts of input relations) are committed as the first transaction, and what they put in the output relations is
         printed as `commit dump_changes;` prints it (unless not `show`). A continued state
         has had its first transaction already."""
         from ddlog.plan.normalize import UNIT
 
-        if self.db.epoch == 0 and UNIT in self.db.compiled.relations:
+        facts = UNIT in self.db.compiled.relations or self.db.compiled.program.input_facts
+        if self.db.epoch == 0 and facts:
             changes = self.db.commit(Transaction(), self.progress)
             if show:
                 self._print(render.change_lines(self.db.relations,

@@ -19,7 +19,8 @@ CLEAR = _Clear()
 class Transaction:
     """The updates of one open transaction, per relation and in order. Updates of single rows
     are folded as they come (the last update of a row decides, as the engine's set semantics
-    would), so a long stream of inserts becomes two DataFrames, not one per row."""
+    would; for a multiset or a stream, `counted`, they add up), so a long stream of inserts
+    becomes two DataFrames, not one per row."""
 
     def __init__(self) -> None:
         self.steps: dict[str, list[Any]] = {}
@@ -27,11 +28,15 @@ class Transaction:
     def __bool__(self) -> bool:
         return bool(self.steps)
 
-    def insert(self, relation: str, row: tuple) -> None:
-        self._rows(relation)[row] = 1
+    def insert(self, relation: str, row: tuple, counted: bool = False) -> None:
+        self._update(relation, row, 1, counted)
 
-    def delete(self, relation: str, row: tuple) -> None:
-        self._rows(relation)[row] = -1
+    def delete(self, relation: str, row: tuple, counted: bool = False) -> None:
+        self._update(relation, row, -1, counted)
+
+    def _update(self, relation: str, row: tuple, sign: int, counted: bool) -> None:
+        rows = self._rows(relation)
+        rows[row] = rows.get(row, 0) + sign if counted else sign
 
     def clear(self, relation: str) -> None:
         self.steps[relation] = [CLEAR]  # what came before in this transaction is moot
@@ -56,10 +61,13 @@ class Transaction:
             ups: list[Update] = []
             for step in steps:
                 if step is CLEAR:
-                    ups.append(Update(-1, db.value_frame(rel)))
+                    # a stream starts each transaction empty: clearing drops this
+                    # transaction's updates before the clear, which `clear` already did
+                    if info.kind != "stream":
+                        ups.append(Update(-1, db.value_frame(rel)))
                 elif isinstance(step, dict):
-                    for sign in (1, -1):
-                        rows = [r for r, s in step.items() if s == sign]
+                    for sign in (1, -1):  # a counted row once per unit of its weight
+                        rows = [r for r, w in step.items() for _ in range(max(0, w * sign))]
                         if rows:
                             ups.append(db.rows_update(info, sign, rows))
                 else:

@@ -23,6 +23,8 @@ class CheckedProgram:
     rules: list[Rule]  # typed, functions inlined, atoms positional
     # input relation -> its primary key over its columns (ddlog.check.rules.check_keys)
     keys: dict[str, Expr] = field(default_factory=dict)
+    # input relation -> the rows of its facts (`R(1, "a").`), inserted by the first epoch
+    input_facts: dict[str, list[tuple]] = field(default_factory=dict)
 
     @property
     def file(self) -> str:

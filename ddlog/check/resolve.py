@@ -209,7 +209,7 @@ def resolve_decls(prog: ast.Program) -> Decls:
             continue
         _unique(r.columns, "column", f"relation '{r.name}'")
         cols = tuple((c.name, res.resolve(c.type)) for c in r.columns)
-        decls.relations[r.name] = RelationInfo(r.name, r.role, cols, r.span)
+        decls.relations[r.name] = RelationInfo(r.name, r.role, cols, r.span, kind=r.kind)
 
     for f in _overloaded(prog.functions, decls, res):
         _unique(f.params, "parameter", f"function '{f.name}'")
@@ -230,4 +230,4 @@ def _of_type(r: ast.RelationDecl, t: Type) -> RelationInfo:
                     "type of one constructor (`typedef T = T{a: A, ..}`, or a relation)",
                     r.record.span)
     c = t.ctors[0]
-    return RelationInfo(r.name, r.role, c.fields, r.span, ctor=c.name)
+    return RelationInfo(r.name, r.role, c.fields, r.span, ctor=c.name, kind=r.kind)

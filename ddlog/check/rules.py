@@ -34,7 +34,9 @@ def check_program(prog: ast.Program) -> CheckedProgram:
         ck = ExprChecker(decls, Inliner())
         for f in function_order(decls):
             check_function(ck, f)
-        rules = [check_rule(ck, rule) for rule in prog.rules]
+        facts = input_facts(prog, decls)
+        rules = [check_rule(ck, rule) for rule in prog.rules
+                 if not _is_input_fact(rule, decls)]
         rules = [ck.closures.expand(ck, r) for r in rules]  # now that every closure is known
         keys = check_keys(ck, prog, decls)
     except TypeCheckError as e:
@@ -43,7 +45,41 @@ def check_program(prog: ast.Program) -> CheckedProgram:
             in_module = e.span is not None and e.span.file in prog.sources
             e.source = prog.sources[e.span.file] if in_module else prog.source
         raise
-    return CheckedProgram(prog, decls.relations, decls.types, rules, keys)
+    return CheckedProgram(prog, decls.relations, decls.types, rules, keys, facts)
+
+
+def delayed(relations: dict[str, RelationInfo], rel: RelationInfo, n: int) -> RelationInfo:
+    """The relation `R-n` (and R-1 .. R-(n-1), each the delay of the one before): R's columns
+    and kind, no rules; the engine gives it R's value of n transactions ago."""
+    newer = rel
+    for k in range(1, n + 1):
+        name = f"{rel.name}-{k}"
+        if name not in relations:
+            relations[name] = RelationInfo(name, "internal", rel.columns, rel.span,
+                                           ctor=rel.record, kind=rel.kind, delay_of=newer.name)
+        newer = relations[name]
+    return newer
+
+
+def _is_input_fact(rule: ast.Rule, decls: Decls) -> bool:
+    rel = decls.relations.get(rule.head.relation)
+    return not rule.body and rel is not None and rel.role == "input"
+
+
+def input_facts(prog: ast.Program, decls: Decls) -> dict[str, list[tuple]]:
+    """`R(..).` for an input relation R: DDlog's static facts, which the program's first
+    transaction inserts before the user's updates (the user may delete them later). Their
+    arguments are constants, converted as the command language converts a record."""
+    from ddlog.values.literals import row_of
+
+    out: dict[str, list[tuple]] = {}
+    for rule in prog.rules:
+        if _is_input_fact(rule, decls):
+            rel = decls.relations[rule.head.relation]
+            file = rule.span.file
+            source = prog.sources.get(file, prog.source)
+            out.setdefault(rel.name, []).append(row_of(rule.head, rel, file, source))
+    return out
 
 
 def check_keys(ck: ExprChecker, prog: ast.Program, decls: Decls) -> dict[str, ast.Expr]:
@@ -58,6 +94,9 @@ def check_keys(ck: ExprChecker, prog: ast.Program, decls: Decls) -> dict[str, as
         if rel.role != "input":
             raise error(f"only an input relation has a primary key; '{rel.name}' is an "
                         f"{rel.role} relation", sp)
+        if rel.weighted:
+            raise error(f"a primary key makes one record per key; '{rel.name}' is a "
+                        f"{rel.kind}, which may hold a record several times", sp)
         cols = key_columns(rel.arity)
         record = ast.StructLit(rel.record, [(None, ast.Var(c, sp)) for c in cols], sp)
         sc = Scope(dict(zip(cols, rel.column_types)),
@@ -183,7 +222,29 @@ class RuleChecker:
         rel = self.ck.decls.relations.get(atom.relation)
         if rel is None:
             raise error(f"unknown relation '{atom.relation}'", atom.span)
+        if atom.delay:
+            rel = delayed(self.ck.decls.relations, rel, atom.delay)
+            atom.relation, atom.delay = rel.name, 0  # the atom now reads `R-N` itself
+        if atom.diff and rel.kind != "stream":
+            raise error(f"differentiation ({rel.name}') applies to streams; '{rel.name}' is a "
+                        f"{rel.kind}", atom.span)
         return rel
+
+    def stream_rule(self) -> None:
+        """A rule whose body reads a stream (not differentiated: `S'` reads it as a relation)
+        computes a stream, and only such a rule may derive a stream, as in DDlog."""
+        streams = [item.atom for item in self.rule.body
+                   if isinstance(item, ast.BodyAtom) and not item.atom.diff
+                   and self.ck.decls.relations[item.atom.relation].kind == "stream"]
+        head = self.relation(self.rule.head)
+        if head.kind == "stream" and not streams:
+            raise error(f"'{head.name}' is a stream, but the body of this rule reads no stream: "
+                        f"it computes a relation", self.rule.head.span)
+        if streams and head.kind != "stream":
+            s = streams[0].relation
+            raise error(f"the body of this rule reads the stream '{s}', so it computes a stream, "
+                        f"but '{head.name}' is a {head.kind} (declare it `stream`, or read "
+                        f"{s}' as a relation)", streams[0].span)
 
     def positional(self, atom: ast.Atom, rel: RelationInfo, head: bool) -> None:
         """Turn `R(.col = e)` into positional arguments, `_` for the columns not given; check
@@ -232,12 +293,18 @@ class RuleChecker:
                 body.append(assign)
         self.rule.body = body
         self.head(self.rule.head)
+        self.stream_rule()
         return self.rule
 
     def head(self, atom: ast.Atom) -> None:
+        if atom.delay or atom.diff:
+            what = f"{atom.relation}-{atom.delay}" if atom.delay else f"{atom.relation}'"
+            raise error(f"{what} cannot be derived: delays and differentiation are only read "
+                        f"in a rule's body", atom.span)
         rel = self.relation(atom)
         if rel.role == "input":
-            raise error(f"cannot derive input relation '{rel.name}'", atom.span)
+            raise error(f"cannot derive input relation '{rel.name}': an input relation takes "
+                        f"updates and facts (rules without a body), not rules", atom.span)
         if atom.whole is not None:
             self.whole_head(atom, rel)
         self.positional(atom, rel, head=True)

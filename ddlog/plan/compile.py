@@ -23,6 +23,7 @@ from ddlog.plan.normalize import UNIT, group_key_type, normalize
 from ddlog.plan.exprs import Binary, lower
 from ddlog.types import BOOL, TGroup, TMap, TSet, TVec, Type
 from ddlog.plan.strata import Stratum, stratify_rules
+from ddlog.errors import StratificationError
 
 
 @dataclass
@@ -263,7 +264,8 @@ class _Builder:
             grouped = (len(ins) == 1 and isinstance(self.nodes[self.nodes[ins[0]].input],
                                                     GroupBy))
             u = ins[0] if len(ins) == 1 else self.add(Union_, schema, sources=ins)
-            d = u if grouped else self.add(Distinct, schema, input=u)
+            # a multiset or a stream keeps its multiplicities: no distinct
+            d = u if grouped or info.weighted else self.add(Distinct, schema, input=u)
             outputs[rel] = self.add(Output, schema, input=d, relation=rel)
             delays[rel] = d
         return Circuit(self.stratum.index, self.stratum.relations, self.stratum.recursive,
@@ -274,5 +276,14 @@ class _Builder:
 def compile_program(program: CheckedProgram) -> CompiledProgram:
     relations, rules = normalize(program)
     strata = stratify_rules(list(relations), rules, program.file, program.source)
+    for s in strata:
+        weighted = [r for r in s.relations if s.recursive and relations[r].weighted]
+        if weighted:
+            rel = relations[weighted[0]]
+            rule = next(r for r in s.rules if r.head.relation == rel.name)
+            raise StratificationError(
+                f"{rel.kind} '{rel.name}' is recursive (with {', '.join(sorted(s.relations))}): "
+                f"a recursive relation must be a set, whose distinct ends the fixpoint",
+                rule.span, program.source)
     circuits = [_Builder(s, relations).build() for s in strata if s.rules]
     return CompiledProgram(program, relations, strata, circuits)

@@ -342,6 +342,8 @@ class Atom(Node):
     span: Span
     names: list[str] | None = None
     whole: "Expr | None" = None  # `R[e]`: the whole record e (args are then empty)
+    delay: int = 0  # `R-1(..)`: R as it was that many transactions ago (ddlog/check/rules.py)
+    diff: bool = False  # `S'(..)`: the stream S read as a relation (differentiation)
 
 
 @dataclass
@@ -452,8 +454,8 @@ class TypeDef(Node):
 
 @dataclass
 class RelationDecl(Node):
-    """`input relation R(a: T, ...)`; role is 'input', 'output' or 'internal' (plain
-    `relation`)."""
+    """`input relation R(a: T, ...)`; role is 'input', 'output' or 'internal' (no role);
+    `input multiset`, `output stream`, ... give its kind."""
 
     role: str
     name: str
@@ -463,6 +465,9 @@ class RelationDecl(Node):
     # the checker makes its columns
     record: "TypeExpr | None" = None
     key: "PrimaryKey | None" = None
+    # 'relation' (a set), 'multiset' (multiplicities kept) or 'stream' (only the current
+    # transaction's records)
+    kind: str = "relation"
 
 
 @dataclass

@@ -31,7 +31,7 @@ from ddlog.errors import DDlogError, ParseError, Span
 from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
 from ddlog.syntax import ast, blocks, flwor
 from ddlog.syntax.bindings import binding_items, matching_items
-from ddlog.syntax.scanner import Located, mask, scan_interpolation
+from ddlog.syntax.scanner import Located, gap_end, mask, scan_interpolation
 from grammar import program_parser
 
 # ---------------------------------------------------------------------------------------------
@@ -250,14 +250,17 @@ class Builder(Transformer):
         return str(ch[0])
 
     def relation_decl(self, meta, ch):
-        role = ch[0] or "internal"  # ch[1]: `&` of a relation of references (Ref<R> is R)
-        return ast.RelationDecl(role, str(ch[2]), _strip_none(ch[3:-1]), self.sp(meta),
-                                key=ch[-1])
+        role = ch[0] or "internal"  # ch[2]: `&` of a relation of references (Ref<R> is R)
+        return ast.RelationDecl(role, str(ch[3]), _strip_none(ch[4:-1]), self.sp(meta),
+                                key=ch[-1], kind=ch[1])
 
     def relation_of_type(self, meta, ch):
         role = ch[0] or "internal"
-        return ast.RelationDecl(role, str(ch[1])[:-1], [], self.sp(meta), record=ch[2],
-                                key=ch[3])
+        return ast.RelationDecl(role, str(ch[2])[:-1], [], self.sp(meta), record=ch[3],
+                                key=ch[4], kind=ch[1])
+
+    def rel_kind(self, meta, ch):
+        return str(ch[0])
 
     def primary_key(self, meta, ch):
         return ast.PrimaryKey(str(ch[0]), ch[1], self.sp(meta))
@@ -320,13 +323,22 @@ class Builder(Transformer):
 
     def atom(self, meta, ch):
         name, args = str(ch[0]), ch[1]
+        delay, diff = 0, False
+        if ch[0].type == "DELAYED":
+            name, _, n = name.rpartition("-")
+            delay = int(n)
+            if delay == 0:
+                raise self.fail(f"`{name}-0` is {name} itself: a delay counts transactions "
+                                f"back from 1", self.sp(meta))
+        elif ch[0].type == "DIFFERENTIATED":
+            name, diff = name[:-1], True
         if args is None:
-            return ast.Atom(name, [], self.sp(meta))
+            return ast.Atom(name, [], self.sp(meta), delay=delay, diff=diff)
         kind, items = args
         if kind == "named":
             return ast.Atom(name, [it.value for it in items], self.sp(meta),
-                            names=[it.name for it in items])
-        return ast.Atom(name, items, self.sp(meta))
+                            names=[it.name for it in items], delay=delay, diff=diff)
+        return ast.Atom(name, items, self.sp(meta), delay=delay, diff=diff)
 
     def atom_whole(self, meta, ch):
         return ast.Atom(str(ch[0])[:-1], [], self.sp(meta), whole=ch[1])
@@ -384,6 +396,9 @@ class Builder(Transformer):
 
     def bp_var(self, meta, ch):
         return ast.PVar(str(ch[0]), self.sp(meta))
+
+    def bp_wild(self, meta, ch):
+        return ast.PWild(self.sp(meta))
 
     def bp_tuple(self, meta, ch):
         return ast.PTuple([c for c in ch if c is not None], self.sp(meta))
@@ -701,12 +716,8 @@ class Builder(Transformer):
             c = raw[k]
             if c == "\\":
                 esc = raw[k + 1]
-                if esc == "\n":
-                    # a backslash ending a line continues the string after the next line's
-                    # leading blanks (as in Rust)
-                    k += 2
-                    while k < end and raw[k] in " \t\r\n":
-                        k += 1
+                if esc in " \t\r\n":
+                    k = gap_end(raw, k)  # `\<blanks>\` (or `\<newline><blanks>`): nothing
                     continue
                 if esc not in _ESCAPES:
                     l, col = at(k)

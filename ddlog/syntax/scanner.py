@@ -49,7 +49,7 @@ def _scan(text: str, j: int, stack: list, interps: list[tuple[int, int]]) -> int
         c = text[j]
         if top == "str":
             if c == "\\":
-                j += 2
+                j = gap_end(text, j) if j + 1 < n and text[j + 1] in _BLANKS else j + 2
                 continue
             if c == '"':
                 stack.pop()
@@ -89,6 +89,20 @@ def _scan(text: str, j: int, stack: list, interps: list[tuple[int, int]]) -> int
                 stack[-1] = top - 1
         j += 1
     return -1
+
+
+_BLANKS = " \t\r\n"
+
+
+def gap_end(text: str, j: int) -> int:
+    """`text[j]` is a backslash followed by a blank: a string gap, as DDlog's (Haskell's)
+    string literals have them, `\\<blanks>\\`, which stands for nothing; the closing
+    backslash may be left out (as Rust continues a string after a line's end). The index
+    after the gap."""
+    j += 1
+    while j < len(text) and text[j] in _BLANKS:
+        j += 1
+    return j + 1 if j < len(text) and text[j] == "\\" else j
 
 
 _NOT_NEWLINE = re.compile(r"[^\n]")

@@ -32,7 +32,17 @@ def record(info: RelationInfo, row: tuple) -> str:
 
 
 def dump_lines(info: RelationInfo, rows: Iterable[tuple]) -> list[str]:
-    return [record(info, r) for r in rows]
+    """`dump R;`: a record per line; a multiset's or a stream's records (given once per unit
+    of multiplicity, sorted) once each, with their multiplicity when it is not 1."""
+    if not info.weighted:
+        return [record(info, r) for r in rows]
+    counted: list[list] = []
+    for r in rows:
+        if counted and counted[-1][0] == r:
+            counted[-1][1] += 1
+        else:
+            counted.append([r, 1])
+    return [record(info, r) + (f" {n:+d}" if n != 1 else "") for r, n in counted]
 
 
 def change_lines(relations: dict[str, RelationInfo], changes: Changes) -> list[str]:

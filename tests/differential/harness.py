@@ -86,6 +86,20 @@ def expected_change(old: set[tuple], new: set[tuple]) -> dict[tuple, int]:
     return {**{r: 1 for r in new - old}, **{r: -1 for r in old - new}}
 
 
+def expected_weighted_change(info: RelationInfo, old: Counter, new: Counter) -> dict[tuple, int]:
+    """A multiset's change is the difference of multiplicities; a stream reports what it
+    holds now (its old records disappear without deletions)."""
+    if info.kind == "stream":
+        return dict(new)
+    diff = {r: new.get(r, 0) - old.get(r, 0) for r in {*old, *new}}
+    return {r: w for r, w in diff.items() if w}
+
+
+def bag_rows(info: RelationInfo, rows: list) -> Counter:
+    """A multiset's or a stream's collected rows (each once per unit of multiplicity)."""
+    return Counter(from_rows(rows, info.column_types))
+
+
 def _show(rows: Iterable, limit: int = 12) -> str:
     rows = sorted(rows, key=sort_key)
     text = ", ".join(repr(r) for r in rows[:limit])
@@ -305,11 +319,13 @@ class Differential:
         self.label = label
         self.seed = seed
         self.epoch = 0
-        self.inputs: Rows = {r.name: set() for r in self.program.inputs()}
+        self.inputs: Rows = {r.name: Counter() if r.weighted else set()
+                             for r in self.program.inputs()}
         # Before the first commit no epoch has run and nothing is derived (not even what the
         # program derives from empty inputs, like facts): the first epoch's changes are
         # relative to empty relations.
-        self.expected: Rows = {name: set() for name in self.program.relations}
+        self.expected: Rows = {name: Counter() if info.weighted else set()
+                               for name, info in self.program.relations.items()}
         self.log: list[list[Update]] = []
 
     def where(self) -> str:
@@ -341,8 +357,13 @@ class Differential:
         except Exception as e:  # name the seed and epoch, so the failure can be replayed
             raise AssertionError(f"{self.context()}\ncommit failed: {e!r}") from e
         old = self.expected
-        self.inputs = apply_updates(self.inputs, updates)
-        self.expected = evaluate(self.program, self.inputs)
+        if self.epoch == 0:  # the first epoch inserts the facts of input relations first
+            self.inputs = apply_updates(self.inputs, [
+                ("insert", name, row)
+                for name, rows in self.program.input_facts.items() for row in rows])
+        streams = {r.name: Counter() for r in self.program.inputs() if r.kind == "stream"}
+        self.inputs = apply_updates({**self.inputs, **streams}, updates)
+        self.expected = evaluate(self.program, self.inputs, previous=old)
         self.check(changes, old)
         self.epoch += 1
         return changes
@@ -364,11 +385,21 @@ class Differential:
         rows = collect_all(frames)
         bad = []
         for name, info in rels.items():
+            if info.weighted:
+                got = bag_rows(info, rows[f"rel {name}"])
+                want = Counter({r: w for r, w in self.expected[name].items() if w > 0})
+                if got != want:
+                    bad.append(f"{name}: engine has {_show(got.items())}, oracle "
+                               f"{_show(want.items())}")
+                continue
             got = relation_rows(info, rows[f"rel {name}"])
             if got != self.expected[name]:
                 bad.append(diff_message(name, got, self.expected[name]))
         for info in self.program.outputs() if old is not None else []:
-            want = expected_change(old[info.name], self.expected[info.name])
+            if info.weighted:
+                want = expected_weighted_change(info, old[info.name], self.expected[info.name])
+            else:
+                want = expected_change(old[info.name], self.expected[info.name])
             got = change_rows(info, rows.get(f"change {info.name}", []))
             if got != want:
                 wrong = {r: w for r, w in got.items() if want.get(r) != w}

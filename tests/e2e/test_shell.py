@@ -312,3 +312,98 @@ def test_primary_keys_modify_and_delete_key(cli, tmp_path):
     r = cli("shell", program, input="start;\nmodify Items 9 <- Item{.name = \"z\"};\n")
     assert r.code == 1 and "<stdin>:2:14: error: modify: relation 'Items' has no record " \
         "with key 9" in r.err, r
+
+
+TIME_PROGRAM = """
+input relation Word(w: string, n: bigint)
+Word("hello", 1).
+output relation Long(w: string)
+Long(w) :- Word(w, n), n > 1.
+
+input multiset MIn(x: u32)
+output multiset MOut(x: u32)
+MOut(x) :- MIn(x).
+
+input relation Zip(zip: u32, city: string)
+input stream Parcel(zip: u32, weight: usize)
+output stream ParcelCity(zip: u32, city: string, weight: usize)
+ParcelCity(zip, city, weight) :- Parcel(zip, weight), Zip(zip, city).
+
+relation Fold(zip: u32, weight: usize)
+Fold(zip, w) :- Total-1(zip, w).
+Fold(zip, w) :- Parcel'(zip, w).
+output relation Total(zip: u32, weight: usize)
+Total(zip, t) :- Fold(zip, w), var t = w.group_by(zip).sum_of(|x| x).
+"""
+
+TIME_SCRIPT_1 = """\
+start;
+insert MIn(0), insert MIn(1), insert MIn(1),
+insert Zip(1, "Oslo"),
+insert Parcel(1, 2), insert Parcel(1, 5), insert Parcel(2, 1),
+insert Word("hi", 2),
+commit dump_changes;
+start;
+delete MIn(1), insert Parcel(1, 3);
+commit dump_changes;
+dump MOut;
+"""
+
+# the state's second process: Total-1 and the stream's last records come from the files
+TIME_SCRIPT_2 = """\
+start;
+insert Zip(2, "Rome");
+commit dump_changes;
+start;
+insert Parcel(2, 4);
+commit dump_changes;
+dump Word;
+"""
+
+# the facts of Word come with the first transaction (the initial snapshot); a multiset counts
+# its records; a stream reports what the transaction put in it, never deletions; Total folds
+# each transaction's parcels into the previous total, in this process and the next
+TIME_OUTPUT_1 = """\
+Long:
+Long{.w = "hi"}: +1
+MOut:
+MOut{.x = 0}: +1
+MOut{.x = 1}: +2
+ParcelCity:
+ParcelCity{.zip = 1, .city = "Oslo", .weight = 2}: +1
+ParcelCity{.zip = 1, .city = "Oslo", .weight = 5}: +1
+Total:
+Total{.zip = 1, .weight = 7}: +1
+Total{.zip = 2, .weight = 1}: +1
+MOut:
+MOut{.x = 1}: -1
+ParcelCity:
+ParcelCity{.zip = 1, .city = "Oslo", .weight = 3}: +1
+Total:
+Total{.zip = 1, .weight = 7}: -1
+Total{.zip = 1, .weight = 10}: +1
+MOut{.x = 0}
+MOut{.x = 1}
+"""
+
+TIME_OUTPUT_2 = """\
+ParcelCity:
+ParcelCity{.zip = 2, .city = "Rome", .weight = 4}: +1
+Total:
+Total{.zip = 2, .weight = 1}: -1
+Total{.zip = 2, .weight = 5}: +1
+Word{.w = "hello", .n = 1}
+Word{.w = "hi", .n = 2}
+"""
+
+
+def test_multisets_streams_and_delays_across_processes(cli, tmp_path):
+    program = tmp_path / "time.dl"
+    program.write_text(TIME_PROGRAM)
+    state = tmp_path / "state"
+    r = cli("shell", program, "--state", state, input=TIME_SCRIPT_1)
+    assert r.code == 0, r
+    assert r.out == TIME_OUTPUT_1, r
+    r = cli("shell", program, "--state", state, input=TIME_SCRIPT_2)
+    assert r.code == 0, r
+    assert r.out == TIME_OUTPUT_2, r

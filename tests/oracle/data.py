@@ -4,11 +4,13 @@
 `start; ... commit;` transactions (so inserting and then deleting a row inside one transaction
 leaves it absent), `rollback;` drops the open transaction, `clear R;` empties a relation, and
 `exit;` stops reading. Input relations are sets: inserting a present row or deleting an absent
-one changes nothing.
+one changes nothing; a multiset counts its records (a Counter), and a stream holds only what the
+last transaction inserted.
 """
 from __future__ import annotations
 
 import os
+from collections import Counter
 from typing import Iterable
 
 from ddlog.syntax import ast
@@ -20,11 +22,16 @@ Update = tuple[str, str, tuple]  # (kind 'insert' | 'delete', relation, row)
 
 
 def apply_updates(inputs: Relations, updates: Iterable[Update]) -> Relations:
-    """A new relation map: `inputs` with the updates applied in order (set semantics)."""
-    out = {name: set(rows) for name, rows in inputs.items()}
+    """A new relation map: `inputs` with the updates applied in order (set semantics; a
+    relation held as a Counter is a multiset: an insert adds 1, a delete takes 1 away)."""
+    out = {name: rows.copy() for name, rows in inputs.items()}
     for kind, relation, row in updates:
         rows = out.setdefault(relation, set())
-        if kind == "insert":
+        if isinstance(rows, Counter):
+            rows[tuple(row)] += 1 if kind == "insert" else -1
+            if not rows[tuple(row)]:
+                del rows[tuple(row)]
+        elif kind == "insert":
             rows.add(tuple(row))
         elif kind == "delete":
             rows.discard(tuple(row))
@@ -57,13 +64,15 @@ def _read(path_or_text: str) -> tuple[str, str]:
 def load_dat(path_or_text: str, program: CheckedProgram,
              inputs: Relations | None = None) -> Relations:
     """The committed input relations after replaying a command file (starting from `inputs`,
-    or from empty relations). An update outside a transaction is an error, as in DDlog."""
+    or from empty relations and the facts of input relations, which DDlog inserts when the
+    program starts). An update outside a transaction is an error, as in DDlog."""
     from ddlog.syntax import commands as C
 
     text, file = _read(path_or_text)
-    committed: Relations = {r.name: set() for r in program.inputs()}
-    for name, rows in (inputs or {}).items():
-        committed[name] = {tuple(r) for r in rows}
+    committed: Relations = {r.name: Counter() if r.weighted else set() for r in program.inputs()}
+    start = inputs if inputs is not None else program.input_facts
+    for name, rows in start.items():
+        committed = apply_updates(committed, [("insert", name, r) for r in rows])
     pending: Relations | None = None  # the open transaction's view of the inputs
 
     for cmd in C.parse_commands(text, file):
@@ -71,7 +80,8 @@ def load_dat(path_or_text: str, program: CheckedProgram,
             if pending is not None:
                 raise EvaluationError("start: a transaction is already open",
                                       getattr(cmd, "span", None), text)
-            pending = {name: set(rows) for name, rows in committed.items()}
+            pending = {name: Counter() if program.relations[name].kind == "stream"
+                       else rows.copy() for name, rows in committed.items()}
         elif isinstance(cmd, C.Commit):
             if pending is None:
                 raise EvaluationError("commit: no transaction is open",
@@ -87,7 +97,7 @@ def load_dat(path_or_text: str, program: CheckedProgram,
             pending = apply_updates(pending, [(cmd.kind, cmd.atom.relation, row)])
         elif isinstance(cmd, C.Clear):
             target = pending if pending is not None else committed
-            target[cmd.relation] = set()
+            target[cmd.relation] = type(target[cmd.relation])()
         elif isinstance(cmd, C.Exit):
             break
         # Dump and Echo only print; they do not change the inputs.

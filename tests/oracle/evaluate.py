@@ -8,6 +8,7 @@ count "one element per distinct valuation".
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterable, Iterator
 
 from ddlog.syntax import ast
@@ -19,7 +20,7 @@ from ddlog.values import Group, sort_key
 from tests.oracle import expr as E
 
 Valuation = frozenset  # of (name, value) pairs
-Relations = dict[str, set[tuple]]
+Relations = dict[str, "set[tuple] | Counter"]  # a Counter for a multiset or a stream
 
 MAX_ITERATIONS = 10_000
 
@@ -87,63 +88,74 @@ def _valuation(env: dict) -> Valuation:
     return frozenset(env.items())
 
 
-def eval_body(body: list[ast.BodyItem], db: Relations) -> set[Valuation]:
-    """The set of valuations of a rule body over the relation values `db`."""
-    current: set[Valuation] = {frozenset()}
+def eval_body(body: list[ast.BodyItem], db: Relations) -> Counter:
+    """The valuations of a rule body over the relation values `db`, each with its
+    multiplicity (1 over sets; over a multiset or a stream the product of the matched
+    records' multiplicities, summed over the ways to reach the valuation)."""
+    current: Counter = Counter({frozenset(): 1})
     for item in body:
-        current = set(_step(item, current, db))
+        nxt: Counter = Counter()
+        for val, w in _step(item, current, db):
+            nxt[val] += w
+        current = Counter({v: w for v, w in nxt.items() if w != 0})
     return current
 
 
-def _step(item: ast.BodyItem, current: set[Valuation], db: Relations) -> Iterator[Valuation]:
+def _weights(rows: "set[tuple] | Counter") -> Counter:
+    return rows if isinstance(rows, Counter) else Counter(dict.fromkeys(rows, 1))
+
+
+def _step(item: ast.BodyItem, current: Counter, db: Relations) -> Iterator[tuple]:
     if isinstance(item, ast.BodyAtom):
-        candidates = _Candidates(item.atom, db[item.atom.relation])
-        for val in current:
+        rows = _weights(db[item.atom.relation])
+        candidates = _Candidates(item.atom, set(rows))
+        for val, w in current.items():
             env = dict(val)
-            matches = (match_atom(item.atom, row, env) for row in candidates.of(env))
+            found = [(m, rows[row]) for row in candidates.of(env)
+                     if (m := match_atom(item.atom, row, env)) is not None]
             if item.negated:
-                # Antijoin: keep the valuation when no row matches it.
-                if all(m is None for m in matches):
-                    yield val
+                # Antijoin: keep the valuation when no record (of positive multiplicity)
+                # matches it.
+                if all(n <= 0 for _, n in found):
+                    yield val, w
             else:
-                for m in matches:
-                    if m is not None:
-                        yield _valuation(m)
+                for m, n in found:
+                    yield _valuation(m), w * n
     elif isinstance(item, ast.BodyCond):
-        for val in current:
+        for val, w in current.items():
             if E.evaluate(item.expr, dict(val)):
-                yield val
+                yield val, w
     elif isinstance(item, ast.BodyAssign):
-        for val in current:
+        for val, w in current.items():
             env = dict(val)
             _check_fresh(item.var, env, item.span)
-            yield _valuation({**env, item.var: E.evaluate(item.expr, env)})
+            yield _valuation({**env, item.var: E.evaluate(item.expr, env)}), w
     elif isinstance(item, ast.BodyFlatMap):
-        for val in current:
+        for val, w in current.items():
             env = dict(val)
             _check_fresh(item.var, env, item.span)
-            for x in E.evaluate(item.expr, env):  # duplicates collapse: valuations are a set
-                yield _valuation({**env, item.var: x})
+            for x in E.evaluate(item.expr, env):  # equal elements add their multiplicities
+                yield _valuation({**env, item.var: x}), w
     elif isinstance(item, ast.BodyGroupBy):
         yield from _group_by(item, current)
     else:
         raise EvaluationError(f"unknown body item {type(item).__name__}")
 
 
-def _group_by(item: ast.BodyGroupBy, current: set[Valuation]) -> Iterator[Valuation]:
-    """Group the distinct valuations by key; a group holds the value of the projected
-    expression once per valuation (so equal values from different valuations all count).
-    Afterwards only the keys and the group variable are bound."""
+def _group_by(item: ast.BodyGroupBy, current: Counter) -> Iterator[tuple]:
+    """Group the distinct valuations (of positive multiplicity) by key; a group holds the
+    value of the projected expression once per valuation (so equal values from different
+    valuations all count). Afterwards only the keys and the group variable are bound."""
     names = [k.name for k in item.keys]
     groups: dict[tuple, list] = {}
-    for val in current:
+    for val in (v for v, w in current.items() if w > 0):
         env = dict(val)
         key_values = tuple(env[n] for n in names)
         groups.setdefault(key_values, []).append(E.evaluate(item.expr, env))
     for key_values, elems in groups.items():
         key = key_values[0] if len(names) == 1 else key_values
         group = Group(key, tuple(sorted(elems, key=sort_key)))
-        yield _valuation({**dict(zip(names, key_values)), item.var: group})
+        yield _valuation({**dict(zip(names, key_values)), item.var: group}), 1
 
 
 def _check_fresh(var: str, env: dict, span) -> None:
@@ -151,10 +163,22 @@ def _check_fresh(var: str, env: dict, span) -> None:
         raise EvaluationError(f"variable {var} is already bound", span)
 
 
-def eval_rule(rule: ast.Rule, db: Relations) -> set[tuple]:
-    """The rows a rule derives from the relation values `db` (facts: one row)."""
-    return {tuple(E.evaluate(a, dict(val)) for a in rule.head.args)
-            for val in eval_body(rule.body, db)}
+def eval_rule(rule: ast.Rule, db: Relations) -> Counter:
+    """The rows a rule derives from the relation values `db` (facts: one row), each with
+    its multiplicity."""
+    out: Counter = Counter()
+    for val, w in eval_body(rule.body, db).items():
+        out[tuple(E.evaluate(a, dict(val)) for a in rule.head.args)] += w
+    return out
+
+
+def _derive(rules: list[ast.Rule], rel: str, db: Relations) -> Counter:
+    """The sum of what the rules of `rel` derive, zeros dropped."""
+    out: Counter = Counter()
+    for r in rules:
+        if r.head.relation == rel:
+            out.update(eval_rule(r, db))
+    return Counter({row: w for row, w in out.items() if w != 0})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,20 +187,34 @@ def eval_rule(rule: ast.Rule, db: Relations) -> set[tuple]:
 
 @recursion_room()
 def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
-             max_iterations: int = MAX_ITERATIONS) -> Relations:
-    """The value of every relation of `program` (inputs included) on the given input values.
+             max_iterations: int = MAX_ITERATIONS, previous: Relations | None = None
+             ) -> Relations:
+    """The value of every relation of `program` (inputs included) on the given input values:
+    a set of rows per relation, a Counter (row -> multiplicity) for a multiset or a stream.
+    A multiset input is given as a Counter or as rows (each occurrence counts once); a
+    stream input as what the current transaction inserted. `previous` is the result of the
+    previous transaction, which the delayed relations (`R-1`) read.
 
     Strata are evaluated in order; within a stratum, all its rules are applied to the current
     values until nothing changes (naive fixpoint). Negated and grouped relations always come
     from lower strata, so they are final when read."""
     from ddlog.plan.strata import stratify  # looked up per call: a test substitutes a wrong order
 
-    db: Relations = {name: set() for name in program.relations}
+    rels = program.relations
+    db: Relations = {name: Counter() if info.weighted else set()
+                     for name, info in rels.items()}
+    for name, info in rels.items():
+        if info.delay_of is not None and previous is not None:
+            db[name] = previous[info.delay_of]
     for name, rows in inputs.items():
-        if name not in program.relations or program.relations[name].role != "input":
+        if name not in rels or rels[name].role != "input":
             raise EvaluationError(f"{name} is not an input relation")
-        db[name] = {tuple(r) for r in rows}
-        bad = [r for r in db[name] if len(r) != program.relations[name].arity]
+        if rels[name].weighted:
+            counted = rows if isinstance(rows, Counter) else Counter(tuple(r) for r in rows)
+            db[name] = Counter({tuple(r): w for r, w in counted.items() if w != 0})
+        else:
+            db[name] = {tuple(r) for r in rows}
+        bad = [r for r in db[name] if len(r) != rels[name].arity]
         if bad:
             raise EvaluationError(f"{name} has {program.relations[name].arity} columns, "
                                   f"but the row {bad[0]!r} has {len(bad[0])}")
@@ -190,8 +228,13 @@ def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
                     f"stratum {stratum.index} ({', '.join(sorted(members))}) did not converge "
                     f"in {max_iterations} iterations")
             changed = False
-            derived = [(r.head.relation, eval_rule(r, db)) for r in rules]
-            for rel, rows in derived:
+            heads = sorted({r.head.relation for r in rules})
+            derived = [(rel, _derive(rules, rel, db)) for rel in heads]
+            for rel, counted in derived:
+                if rels[rel].weighted:  # never recursive: one pass computes it
+                    db[rel] = counted
+                    continue
+                rows = {row for row, w in counted.items() if w > 0}
                 if not rows <= db[rel]:
                     db[rel] |= rows
                     changed = True
@@ -207,12 +250,12 @@ def _check_supported(program: CheckedProgram, db: Relations) -> None:
     rule once to it derives exactly the derived relations. This catches a wrong stratum order
     (a relation negated before it was complete) independently of the stratifier."""
     heads = {r.head.relation for r in program.rules}
-    derived: Relations = {name: set() for name in heads}
-    for rule in program.rules:
-        derived[rule.head.relation] |= eval_rule(rule, db)
     for name in heads:
-        if program.relations[name].role == "input":
-            continue  # facts for input relations are not expected; inputs are given
-        if derived[name] != db[name]:
+        counted = _derive(program.rules, name, db)
+        if program.relations[name].weighted:
+            derived = counted
+        else:
+            derived = {row for row, w in counted.items() if w > 0}
+        if derived != db[name]:
             raise AssertionError(f"oracle self-check failed for {name}: "
-                                 f"{len(derived[name] ^ db[name])} rows differ")
+                                 f"{len(set(derived) ^ set(db[name]))} rows differ")
