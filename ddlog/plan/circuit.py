@@ -160,13 +160,16 @@ class Distinct(Node):
 @dataclass
 class GroupBy(Node):
     """Output: the key columns and `column` = Group(key, sorted elements), one row per key.
-    A group's elements are `elem` over the distinct valuations of the input with that key."""
+    A group's elements are `elem` over the distinct valuations of the input with that key;
+    `counted` (the rule reads a multiset or a stream): once per unit of each valuation's
+    multiplicity, as DDlog's groups weigh their values."""
 
     input: int = -1
     keys: list[str] = field(default_factory=list)
     elem: IRExpr | None = None
     column: str = ""
     key_type: Type | None = None
+    counted: bool = False
 
     @property
     def inputs(self) -> tuple[int, ...]:

@@ -236,8 +236,11 @@ class _Builder:
                 for k in item.keys:
                     bound[k.name] = k.ty
                 bound[item.var] = g_t
+                before = rule.body[:next(k for k, x in enumerate(rule.body) if x is item)]
+                counted = any(self.relations[a.atom.relation].weighted for a in before
+                              if isinstance(a, ast.BodyAtom) and not a.negated)
                 cur = self.add(GroupBy, schema, input=cur, keys=keys, elem=lower(item.expr),
-                               column=var_col(item.var), key_type=key_t)
+                               column=var_col(item.var), key_type=key_t, counted=counted)
             else:  # pragma: no cover - the parser produces no other items
                 raise TypeError(item)
         if cur is None:

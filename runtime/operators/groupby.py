@@ -1,6 +1,7 @@
 """GroupBy: `var g = e.group_by(k)` (only in non-recursive strata; see ddlog/normalize.py).
 
-A group holds one element per distinct valuation of its input with that key: the value of e.
+A group holds one element per distinct valuation of its input with that key: the value of e
+(over a multiset or a stream, once per unit of the valuation's multiplicity).
 Incrementally, only the groups whose key occurs in the input delta Δ change: for those keys K,
 old groups come from the integrated input A restricted to K, new ones from (A + Δ) restricted to
 K; the output delta is `new - old` (a group whose content did not change cancels out).
@@ -21,8 +22,9 @@ from runtime.zset import consolidate, drop_iter, semijoin_keys, union_all
 
 class GroupByOp(Operator):
     def __init__(self, view: TraceView, in_cols: list[str], keys: list[str], elem, column: str,
-                 config: Config = DEFAULT):
+                 config: Config = DEFAULT, counted: bool = False):
         self.view = view
+        self.counted = counted
         self.config = config
         self.in_cols = in_cols
         self.keys = keys
@@ -33,7 +35,7 @@ class GroupByOp(Operator):
     def build(cls, node: GroupBy, ctx: Context) -> "GroupByOp":
         inp = ctx.circuit.node(node.input)
         return cls(ctx.views[node.input], list(inp.columns), node.keys, node.elem, node.column,
-                   ctx.config)
+                   ctx.config, node.counted)
 
     def _key(self) -> Column:
         if len(self.keys) == 1:
@@ -44,8 +46,11 @@ class GroupByOp(Operator):
         if z is None:
             return None
         rows = consolidate(drop_iter(z), self.in_cols).filter(F.col(WEIGHT) > 0)
-        g = (rows.select(*self.keys, self.elem.alias("__e"))
-             .groupBy(*self.keys).agg(F.sort_array(F.collect_list("__e")).alias("__items"))
+        items = F.collect_list("__e")
+        if self.counted:  # each valuation once per unit of its multiplicity
+            items = F.flatten(F.collect_list(F.array_repeat("__e", F.col(WEIGHT).cast("int"))))
+        g = (rows.select(*self.keys, self.elem.alias("__e"), WEIGHT)
+             .groupBy(*self.keys).agg(F.sort_array(items).alias("__items"))
              .filter(F.size("__items") > 0))  # no keys: a global group of nothing is no group
         return g.select(*self.keys,
                         F.struct(self._key().alias("key"), F.col("__items").alias("items"))

@@ -93,9 +93,12 @@ def eval_body(body: list[ast.BodyItem], db: Relations) -> Counter:
     multiplicity (1 over sets; over a multiset or a stream the product of the matched
     records' multiplicities, summed over the ways to reach the valuation)."""
     current: Counter = Counter({frozenset(): 1})
+    counted = False  # whether a multiset or a stream was read: a group then weighs elements
     for item in body:
+        if isinstance(item, ast.BodyAtom) and not item.negated:
+            counted = counted or isinstance(db[item.atom.relation], Counter)
         nxt: Counter = Counter()
-        for val, w in _step(item, current, db):
+        for val, w in _step(item, current, db, counted):
             nxt[val] += w
         current = Counter({v: w for v, w in nxt.items() if w != 0})
     return current
@@ -105,7 +108,8 @@ def _weights(rows: "set[tuple] | Counter") -> Counter:
     return rows if isinstance(rows, Counter) else Counter(dict.fromkeys(rows, 1))
 
 
-def _step(item: ast.BodyItem, current: Counter, db: Relations) -> Iterator[tuple]:
+def _step(item: ast.BodyItem, current: Counter, db: Relations,
+          counted: bool = False) -> Iterator[tuple]:
     if isinstance(item, ast.BodyAtom):
         rows = _weights(db[item.atom.relation])
         candidates = _Candidates(item.atom, set(rows))
@@ -137,21 +141,26 @@ def _step(item: ast.BodyItem, current: Counter, db: Relations) -> Iterator[tuple
             for x in E.evaluate(item.expr, env):  # equal elements add their multiplicities
                 yield _valuation({**env, item.var: x}), w
     elif isinstance(item, ast.BodyGroupBy):
-        yield from _group_by(item, current)
+        yield from _group_by(item, current, counted)
     else:
         raise EvaluationError(f"unknown body item {type(item).__name__}")
 
 
-def _group_by(item: ast.BodyGroupBy, current: Counter) -> Iterator[tuple]:
+def _group_by(item: ast.BodyGroupBy, current: Counter, counted: bool) -> Iterator[tuple]:
     """Group the distinct valuations (of positive multiplicity) by key; a group holds the
     value of the projected expression once per valuation (so equal values from different
-    valuations all count). Afterwards only the keys and the group variable are bound."""
+    valuations all count), and once per unit of its multiplicity when `counted` (the rule
+    reads a multiset or a stream). Afterwards only the keys and the group variable are
+    bound."""
     names = [k.name for k in item.keys]
     groups: dict[tuple, list] = {}
-    for val in (v for v, w in current.items() if w > 0):
+    for val, w in current.items():
+        if w <= 0:
+            continue
         env = dict(val)
         key_values = tuple(env[n] for n in names)
-        groups.setdefault(key_values, []).append(E.evaluate(item.expr, env))
+        groups.setdefault(key_values, []).extend([E.evaluate(item.expr, env)] * (w if counted
+                                                                                 else 1))
     for key_values, elems in groups.items():
         key = key_values[0] if len(names) == 1 else key_values
         group = Group(key, tuple(sorted(elems, key=sort_key)))
