@@ -215,12 +215,13 @@ class Engine:
         return changes
 
     def streams_now(self, changes: dict[str, DataFrame]) -> dict[str, DataFrame]:
-        """What a commit reports as a stream's change: what it holds now (its old records
+        """What a commit reports as an output stream's change: what it holds now (its old records
         disappear without deletions, as DDlog's streams do), materialised before the epoch's
         end folds and rewrites the batches it is read from."""
         plans = {rel: self.traces[rel].summed(include_cur=True)
                  for rel, info in self.compiled.relations.items()
-                 if info.kind == "stream" and (rel in changes or self.traces[rel].past_rows())}
+                 if info.kind == "stream" and info.role == "output"
+                 and (rel in changes or self.traces[rel].past_rows())}
         frames = materialize_many(plans, expect_large=None, config=self.config)
         return {rel: fr.df if fr is not None else self.empty(rel)
                 for rel, fr in frames.items()}

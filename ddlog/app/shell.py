@@ -151,9 +151,9 @@ class Shell:
 
     def initial_snapshot(self, show: bool = True) -> None:
         """As DDlog's CLI starts: a new program's facts (rules without relation atoms, and
-        the facts of input relations) are committed as the first transaction, and what they put in the output relations is
-        printed as `commit dump_changes;` prints it (unless not `show`). A continued state
-        has had its first transaction already."""
+        the facts of input relations) are committed as the first transaction, and what they
+        put in the output relations is printed as `commit dump_changes;` prints it (unless
+        not `show`). A continued state has had its first transaction already."""
         from ddlog.plan.normalize import UNIT
 
         facts = UNIT in self.db.compiled.relations or self.db.compiled.program.input_facts

@@ -99,7 +99,10 @@ def explain_text(cp: CompiledProgram) -> str:
         lines.append(f"stratum {s.index}: {', '.join(s.relations)} ({kind})")
         circuit = next((c for c in cp.circuits if c.stratum == s.index), None)
         if circuit is None:
-            lines.append("  input (no rules)")
+            delayed = [cp.relations[r].delay_of for r in s.relations
+                       if cp.relations[r].delay_of is not None]
+            lines.append(f"  z⁻¹ of {delayed[0]} over transactions (no rules)" if delayed
+                         else "  input (no rules)")
             continue
         for node in circuit.nodes:
             src = f" <- {_inputs(node)}" if node.inputs and not isinstance(

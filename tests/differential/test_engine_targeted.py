@@ -14,6 +14,7 @@ from ddlog.values import Record
 from tests.differential.harness import INCREMENTAL, Differential, ValueGen, Workload
 from tests.support import seed_for
 from tests.unit.test_dialect_blocks import CLOSURES
+from tests.unit.test_dialect_time import MULTISETS, STREAMS
 
 # ---------------------------------------------------------------------------------------------
 # Recursion shapes
@@ -449,54 +450,31 @@ Misc(k, "${Tagged{k as u32}}" ++ Plain ++ (default(): u32), pow32(k as u32 + 2, 
 """
 
 
-# DDlog's relation kinds and time: facts of an input relation; a multiset (projections,
-# joins and unions keep multiplicities, a delete of an absent record makes one negative; a
-# relation, a negation and a group over it see only the records present); a stream (only
-# what the transaction inserted, joined, grouped per transaction, and read as a relation by
-# differentiation `SIn'`); delays `R-1`, `R-2`, and the stream fold of DDlog's tutorial (a
-# running total from the previous total and the new records).
-TEMPORAL = """
-input multiset MIn(x: bigint, y: bigint)
-input relation Edge(a: bigint, b: bigint)
-input stream SIn(k: bigint, v: bigint)
+# DDlog's relation kinds and time (the unit tests' programs, tests/unit/test_dialect_time.py):
+# a multiset (projections, joins and unions keep multiplicities, a delete of an absent
+# record makes one negative; a relation, a negation and a group over it see only the records
+# present); a stream (only what the transaction inserted, joined, grouped per transaction,
+# and read as a relation by differentiation `S'`); delays `R-1`, `R-2` and the stream fold of
+# DDlog's tutorial (a running total from the previous total and the new records); and here
+# facts of an input relation, a group over a multiset, and a loop over a stream's group.
+TEMPORAL = MULTISETS + STREAMS + """
 input relation Fact(a: bigint, b: bigint)
 Fact(0, 1).
 Fact(2, 3).
-
-output multiset MOut(x: bigint)
-MOut(x) :- MIn(x, _).
-output multiset MJoin(x: bigint, b: bigint)
-MJoin(x, b) :- MIn(x, y), Edge(y, b).
-MJoin(x, x) :- Edge(x, _).
-output relation MSet(x: bigint)
-MSet(x) :- MOut(x).
-output relation NotM(a: bigint)
-NotM(a) :- Edge(a, _), not MOut(a).
+output relation FactOut(a: bigint, b: bigint)
+FactOut(a, b) :- Fact(a, b), Fact-1(a, b).
+output relation NewEdge(a: bigint, b: bigint)
+NewEdge(a, b) :- E(a, b), not E-1(a, b).
 output relation MGroup(x: bigint, n: bigint)
-MGroup(x, n) :- MIn(x, y), var n = y.group_by(x).sum_of(|v| v).
+MGroup(x, n) :- M(x, y), var n = y.group_by(x).sum_of(|v| v).
 
 function total(g: Group<bigint, bigint>): bigint {
     var s = 0;
     for ((v, m) in g) { s = s + v * (m as bigint) };
     s
 }
-
-output stream SOut(k: bigint, v: bigint, b: bigint)
-SOut(k, v, b) :- SIn(k, v), Edge(k, b).
-output stream SSum(k: bigint, t: bigint)
-SSum(k, t) :- SIn(k, v), var t = v.group_by(k).total().
-relation Fold(k: bigint, v: bigint)
-Fold(k, t) :- Total-1(k, t).
-Fold(k, v) :- SIn'(k, v).
-output relation Total(k: bigint, t: bigint)
-Total(k, t) :- Fold(k, v), var t = v.group_by(k).total().
-
-output relation EdgeBefore(a: bigint, b: bigint)
-EdgeBefore(a, b) :- Edge-2(a, b).
-output relation NewEdge(a: bigint, b: bigint)
-NewEdge(a, b) :- Edge(a, b), not Edge-1(a, b).
-output relation FactOut(a: bigint, b: bigint)
-FactOut(a, b) :- Fact(a, b), Fact-1(a, b).
+output stream SW(k: bigint, t: bigint)
+SW(k, t) :- S(k, v), var t = v.group_by(k).total().
 """
 
 
@@ -544,7 +522,7 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
         "closures": (CLOSURES, Workload(values=ValueGen(ints=(0, 1, 2, 3, 10)),
                                         initial_for={"Inc": 3, "Arg": 3})),
         "temporal": (TEMPORAL, Workload(values=ValueGen(ints=(0, 1, 2, 3)),
-                                        initial_for={"MIn": 6, "Edge": 5, "SIn": 3,
+                                        initial_for={"M": 6, "E": 5, "S": 3, "Z": 3,
                                                      "Fact": 1})),
         "numbers": (NUMBERS, Workload(
             values=ValueGen(ints=(0, 1, 2, 3, 7, 200, 255), floats=(0.5, 1.0, 3.0, 12.0)),

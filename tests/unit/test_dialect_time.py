@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from ddlog.errors import DDlogError, ParseError, StratificationError
+from ddlog.errors import DDlogError, StratificationError
 from ddlog.plan import load_text
 from ddlog.syntax import ast
 from ddlog.syntax.commands import parse_commands
@@ -18,14 +18,8 @@ from ddlog.syntax.parser import parse_program
 from ddlog.values.render import dump_lines
 from tests.oracle.data import apply_updates, load_dat
 from tests.oracle.evaluate import evaluate
-from tests.unit.test_typecheck import check, fails, where
-
-
-def parse_fails(src: str, message: str, at: str) -> None:
-    with pytest.raises(ParseError) as info:
-        parse_program(src, "t.dl")
-    assert message in info.value.message, info.value.message
-    assert (info.value.span.line, info.value.span.col) == where(src, at)
+from tests.unit.test_dialect_blocks import parse_fails
+from tests.unit.test_typecheck import check, fails
 
 
 # ---------------------------------------------------------------------------------------------
