@@ -378,6 +378,11 @@ class Builder(Transformer):
         return [ast.BodyAtom(ast.Atom(atom.relation, [], atom.span), False, self.sp(meta),
                              record=atom.whole.name)]
 
+    def body_inspect(self, meta, ch):
+        raise self.fail("`Inspect e` is not supported: DDlog runs e for its side effects (extern "
+                        "functions, in Rust) on every change at that point of the rule, which "
+                        "cannot run on Spark", self.sp(meta))
+
     def body_not(self, meta, ch):
         self._no_whole(ch[1])
         return [ast.BodyAtom(ch[1], True, self.sp(meta))]

@@ -72,7 +72,10 @@ def load_dat(path_or_text: str, program: CheckedProgram,
     committed: Relations = {r.name: Counter() if r.weighted else set() for r in program.inputs()}
     start = inputs if inputs is not None else program.input_facts
     for name, rows in start.items():
-        committed = apply_updates(committed, [("insert", name, r) for r in rows])
+        if isinstance(rows, Counter):  # a multiset's records with their multiplicities
+            committed[name] = rows.copy()
+        else:
+            committed = apply_updates(committed, [("insert", name, r) for r in rows])
     pending: Relations | None = None  # the open transaction's view of the inputs
 
     for cmd in C.parse_commands(text, file):

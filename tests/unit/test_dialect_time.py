@@ -161,6 +161,8 @@ def test_multisets_count_and_relations_see_what_is_present():
            ("delete", "M", (5, 5)), ("insert", "E", (2, 7)), ("insert", "E", (5, 1))]
     inputs = apply_updates({"M": Counter(), "E": set()}, ups)
     assert inputs["M"] == Counter({(1, 2): 2, (1, 3): 1, (5, 5): -1})
+    again = load_dat("start;\ninsert M(1, 2);\ndelete M(1, 3);\ncommit;\n", program, inputs)
+    assert again["M"] == Counter({(1, 2): 3, (5, 5): -1})
     out = evaluate(program, inputs)
     assert out["P"] == Counter({(1,): 3, (5,): -1})
     # a join multiplies multiplicities, rules add them
@@ -217,3 +219,12 @@ start; insert S(2, 4); commit;
     assert second["Before"] == set() and third["Before"] == fourth["Before"] == {(1, "a")}
     assert third["Z-1"] == {(1, "a")} and fourth["Z-1"] == {(1, "a"), (2, "b")}
     assert fourth["C"] == Counter({(2, "b", 4): 1}) and fourth["Total"] == {(1, 10), (2, 5)}
+
+
+def test_inspect_is_refused_with_a_message():
+    src = ("input relation R(x: bigint)\noutput relation O(x: bigint)\n"
+           'O(x) :- R(x), Inspect log("${x}").')
+    parse_fails(src, "`Inspect e` is not supported", "Inspect")
+    # a relation or a constructor may still be called Inspect
+    parse_program("input relation Inspect(x: bigint)\noutput relation O(x: bigint)\n"
+                  "O(x) :- Inspect(x).")
