@@ -34,6 +34,14 @@ class Config:
     # narrowed by the other side's keys: it is a local relation, and literal key lists would
     # only make every plan over it larger.
     narrow_rows: int = 5_000
+    # In an epoch evaluated from nothing, a recursive stratum's joins read only by its
+    # relations' distincts are planned into those distincts' Spark action (one action per
+    # iteration) instead of being materialised by an action of their own.
+    inline_fresh: bool = True
+    # A non-recursive stratum whose inputs (stored and changed) and operator traces hold at
+    # most this many rows runs as one Spark action: its joins, groups and inner distincts
+    # are planned into its relations' steps (-1: never).
+    inline_rows: int = 20_000
     # A stratum whose imports change by more than this fraction of their stored rows is
     # evaluated from scratch and its traces rebuilt (0: whenever it has a past; inf: never).
     recompute_ratio: float = 0.25

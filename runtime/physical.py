@@ -251,7 +251,9 @@ def arrange(df: DataFrame, keys: list[str], config: Config = DEFAULT) -> DataFra
     them within each partition and cached in small column batches (so a literal lookup of a
     few keys skips every batch whose key range holds none of them): an arrangement. Built
     once, by a job of its own."""
-    batch = {"spark.sql.inMemoryColumnarStorage.batchSize": str(config.arrange_batch_rows)}
+    # one job: without adaptive execution, which would run the shuffle as a job of its own
+    batch = {"spark.sql.inMemoryColumnarStorage.batchSize": str(config.arrange_batch_rows),
+             "spark.sql.adaptive.enabled": "false"}
     with spark_settings(df.sparkSession, batch):
         out = (df.repartition(config.arrange_partitions, *keys)
                .sortWithinPartitions(*keys).cache())

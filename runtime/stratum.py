@@ -6,8 +6,11 @@ recorded in that operator's output trace; linear operators are views over those 
 cost nothing by themselves. The operators are grouped in waves by their depth within the
 iteration (a join feeding a distinct: two waves); a wave is one Spark action
 (zset.materialize_many), so an iteration costs as many actions as its circuit is deep, not as
-many as it has operators. DESIGN 5 asks for one action per iteration: that holds for the
-termination decision (the last wave's counts decide it), not for the materialisations.
+many as it has operators. In a first evaluation (no past: the batch path) the joins that
+only feed a relation's distinct are planned into the distinct's action instead, so that an
+iteration is one action, as in a hand-written semi-naive loop (`_inlinable`). Incremental
+epochs keep one action per wave: a distinct reads the past by the keys of its input's delta,
+which the driver must hold first.
 
 Termination (the sharper rule of DESIGN 4.3): while some relation's Distinct emits a non-empty
 delta, go on to i+1. When none does, the stratum is quiescent: nothing more can happen except
@@ -30,7 +33,7 @@ from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, Gro
 from runtime.config import DEFAULT, Config
 from runtime.operators import Context, Operator, build_operator
 from runtime.operators.linear import column_sources, linear_fn
-from runtime.physical import driver_sized, materialize_many
+from runtime.physical import Frame, driver_sized, materialize_many
 from runtime.schema import ITER, WEIGHT
 from runtime.stats import StratumStats
 from runtime.trace import INF, Flat, Mapped, Shifted, Summed, Trace, TraceView
@@ -63,6 +66,7 @@ class StratumRuntime:
         for node in circuit.nodes:
             self._build(node)
         self.waves = self._waves()
+        self.inlinable = self._inlinable() if config.inline_fresh else set()
         self._arrange()
 
     def _arrange(self) -> None:
@@ -110,6 +114,51 @@ class StratumRuntime:
             return [(self.out_traces[nid], cols)]
         return []
 
+    def _inline(self, fresh: bool, imports: set[str]) -> set[int]:
+        """The operators whose deltas this epoch plans into their readers' action instead of
+        materialising them (`_iteration`): in a recursive stratum evaluated from nothing,
+        `inlinable`; in a non-recursive one (a single iteration, so every delta is read once)
+        all but the relations' own, when what it stores and reads is small
+        (config.inline_rows): its readers then scan the small traces instead of looking
+        them up by the keys of deltas the driver would have to hold first, which costs less
+        than the Spark job a wave of its own takes."""
+        if self.circuit.recursive:
+            return self.inlinable if fresh else set()
+        stored = self._stored(imports) + sum(t.past_rows() for t in self.out_traces.values())
+        if stored > self.config.inline_rows:
+            return set()
+        feeds = set(self.circuit.delays.values())
+        return {nid for nid in self.ops if nid not in feeds}
+
+    def _inlinable(self) -> set[int]:
+        """The joins and antijoins of a recursive stratum whose delta at iteration i is read
+        only at iteration i, by the Distinct of a relation (or as a linear-fed relation's
+        delta), in an epoch evaluated from nothing. Such a delta need not be materialised on
+        its own: its plan is part of the relation's step, and the whole iteration is one
+        Spark action (as a hand-written semi-naive loop is). Its trace is recorded as one
+        plan per iteration, replaced after the fixpoint by one plan over the whole epoch
+        (JoinOp.whole), which the epoch's end materialises with the other folds: the join
+        runs twice in all, not once more per iteration. An operator read by another join is
+        not inlined: that join reads all its earlier iterations too, which would re-run their
+        plans in every later one."""
+        c = self.circuit
+        if not c.recursive:
+            return set()
+        feeds = set(c.delays.values())
+        consumers = c.consumers()
+
+        def read_now(nid: int) -> bool:
+            for k in consumers[nid]:
+                node = c.node(k)
+                if isinstance(node, Output) or (isinstance(node, Distinct) and k in feeds):
+                    continue
+                if node.stateful or not read_now(k):
+                    return False
+            return True
+
+        return {n.id for n in c.nodes if isinstance(n, (Join, AntiJoin))
+                and n.id not in feeds and read_now(n.id)}
+
     def _build(self, node) -> None:
         """The trace view of `node`: a view over other traces for a linear node, the trace its
         operator records for a stateful one."""
@@ -146,6 +195,7 @@ class StratumRuntime:
             op.begin_epoch(fresh)
         feedback = set(c.delays.values()) if c.recursive else set()
         budget = None if fresh or not c.recursive else self._budget(imports)
+        inline = self._inline(fresh, imports)
         began = time.perf_counter()
         i, steps = 0, 0
         while True:
@@ -160,7 +210,7 @@ class StratumRuntime:
                     f"stratum {c.stratum} ({name}) did not reach a fixpoint within "
                     f"{self.max_iterations} iterations")
             started = time.time()
-            sizes, moved = self._iteration(i, feedback)
+            sizes, moved = self._iteration(i, feedback, inline)
             if progress is not None:
                 progress(f"stratum {c.stratum} ({name}) iteration {i}: "
                          f"delta {sum(sizes)} rows, {time.time() - started:.1f}s")
@@ -173,6 +223,9 @@ class StratumRuntime:
             if nxt is None:
                 break
             i = nxt
+        if fresh and c.recursive:
+            for nid in inline:
+                self.out_traces[nid].replace_lazy(self.ops[nid].whole())
         stats.iterations = steps
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
         if fresh:
@@ -276,12 +329,19 @@ class StratumRuntime:
                 waves.append((ops, rels))
         return waves
 
-    def _iteration(self, i: int, feedback: set[int]) -> tuple[list[int], bool]:
-        """Every operator's double delta at iteration i, one Spark action per wave."""
+    def _iteration(self, i: int, feedback: set[int],
+                   inline: set[int]) -> tuple[list[int], bool]:
+        """Every operator's double delta at iteration i, one Spark action per wave; the
+        operators in `inline` are recorded as plans, read by later waves of the same
+        action (see _inlinable)."""
         sizes: list[int] = []
         moved, total = False, 0
         for ops, rels in self.waves:
-            steps = {nid: st for nid in ops if (st := self.ops[nid].step(i)) is not None}
+            for nid in ops:
+                if nid in inline and (st := self.ops[nid].step(i)) is not None:
+                    self.out_traces[nid].record(i, Frame(st.out, st.est), lazy=True)
+            steps = {nid: st for nid in ops
+                     if nid not in inline and (st := self.ops[nid].step(i)) is not None}
             # A relation fed by a linear node (a group relation: the head select over its
             # GroupBy) has no operator recording its trace: its delta is materialised here.
             fed = {rel: df.drop(ITER) for rel in rels

@@ -150,7 +150,9 @@ class Trace:
             return
         self.cur_batches.append(Batch(frame.df.withColumn(ITER, F.lit(i)), i, i, frame.rows,
                                       lazy, values=frame.values))
-        if len(self.cur_batches) > self.config.max_cur_batches:
+        # plans (an inlined operator's deltas) are not merged here: each is read at its own
+        # iteration only, and the epoch's end materialises them (see replace_lazy)
+        if not lazy and len(self.cur_batches) > self.config.max_cur_batches:
             # keep plans small in long fixpoints: fold the older iterations into one batch
             old, self.cur_batches = self.cur_batches[:-2], self.cur_batches[-2:]
             merged = self._merge(old)
@@ -158,6 +160,16 @@ class Trace:
                 if all(b.values is not None for b in old):
                     merged.values = [r for b in old for r in b.values]
                 self.cur_batches.insert(0, merged)
+
+    def replace_lazy(self, df: DataFrame | None) -> None:
+        """This epoch's batches, all plans (recorded lazily), replaced by one plan `df`
+        (columns + _i + _w) that holds the same deltas at every iteration: cheaper for the
+        epoch's end to materialise than a union of one plan per iteration."""
+        old = self.cur_batches
+        assert all(b.lazy for b in old)
+        self.cur_batches = [] if df is None or not old else [
+            Batch(df, min(b.lo for b in old), max(b.hi for b in old),
+                  sum(b.rows for b in old), lazy=True)]
 
     def _merge_plan(self, batches: list[Batch]) -> DataFrame | None:
         df = consolidate(union_all([b.df for b in batches]), self.columns + [ITER])

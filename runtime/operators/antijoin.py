@@ -8,12 +8,14 @@ iteration 0 of an epoch.
 """
 from __future__ import annotations
 
+from pyspark.sql import DataFrame
+
 from ddlog.plan.circuit import AntiJoin
 from runtime.config import DEFAULT, Config
 from runtime.operators.base import Context, Operator, Probe, Step
 from runtime.operators.join import JoinOp, join_null_safe, join_ready
-from runtime.schema import WEIGHT
-from runtime.trace import TraceView
+from runtime.schema import ITER, WEIGHT
+from runtime.trace import INF, TraceView
 from runtime.zset import negate, union_all
 
 
@@ -37,6 +39,15 @@ class AntiJoinOp(Operator):
             a_i = a_i.select(*self.a_cols, WEIGHT)
         out = union_all([a_i, negate(self.semi.delta(i))])
         return None if out is None else Step(out, self.a.cur_rows(i, i) + 1)
+
+    def whole(self) -> DataFrame | None:
+        """The epoch's whole output trace in an epoch evaluated from nothing (JoinOp.whole):
+        a's trace minus its semijoin's."""
+        a = self.a.cur(0, INF)
+        if a is not None:
+            a = a.select(*self.a_cols, ITER, WEIGHT)
+        semi = self.semi.whole()
+        return union_all([a, None if semi is None else negate(semi)])
 
     def probes(self, i: int) -> list[Probe]:
         return self.semi.probes(i)

@@ -26,7 +26,7 @@ from ddlog.plan.circuit import AntiJoin, Join
 from runtime.config import DEFAULT, Config
 from runtime.operators.base import Context, Operator, Probe, Step, narrow
 from runtime.physical import Frame
-from runtime.schema import ITER
+from runtime.schema import ITER, WEIGHT
 from runtime.trace import INF, TraceView
 from runtime.zset import join, semijoin_keys, union_all
 
@@ -114,6 +114,21 @@ class JoinOp(Operator):
             if i > 0 and any(k < i for k in a_iters) else None,
         ]
         return union_all(terms)
+
+    def whole(self) -> DataFrame | None:
+        """In an epoch evaluated from nothing (no past anywhere), the epoch's whole output
+        trace as one plan: summed over i, the terms cur_a[i] ⋈ cur_b[0..i] and
+        cur_a[0..i-1] ⋈ cur_b[i] pair every row of a at iteration ia with every row of b
+        at ib exactly once, at iteration max(ia, ib). One join of the two traces instead of
+        one per iteration (what the epoch's end materialises for an inlined join)."""
+        a, b = self.a.cur(0, INF), self.b.cur(0, INF)
+        if a is None or b is None:
+            return None
+        out = join(a.withColumnRenamed(ITER, "_ia"), b.withColumnRenamed(ITER, "_ib"),
+                   self.a_keys, self.b_keys, [*self.a_out, "_ia"], [*self.b_out, "_ib"],
+                   None, self.null_safe)
+        return out.select(*self.a_out, *self.b_out, F.greatest("_ia", "_ib").alias(ITER),
+                          WEIGHT)
 
     def _meet(self, d: int, lo: int, hi: int, after: int = -1) -> DataFrame | None:
         """The iterations j > `after` of x's past whose rows meet y.cur[lo..hi] by key, one

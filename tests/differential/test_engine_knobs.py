@@ -6,10 +6,16 @@ each way of evaluating an epoch (runtime/config.Config):
   traces rebuilt (the cost-based fallback, here taken whatever the change's size), and the
   epochs after it go on incrementally from the rebuilt traces;
 - `pruned`: every stored batch is arranged by its key and every read that can be narrowed by
-  the small side's keys is (lookups by literal keys, narrowed histories and joins);
+  the small side's keys is (lookups by literal keys, narrowed histories and joins), every
+  delta materialised so that its keys are known;
 - `abandoned`: every incremental run of a recursive stratum is abandoned after its first
   iteration (as when it overruns its time budget) and the stratum recomputed;
-- `full`: nothing is narrowed, arranged or recomputed: every read scans the whole trace.
+- `full`: nothing is narrowed, arranged or recomputed: every read scans the whole trace;
+- `waves`: every operator's delta is materialised by an action of its own, never planned
+  into its readers' (the default does that for the joins of a first evaluation of a
+  recursive stratum, recording their traces afterwards as one join over the epoch,
+  JoinOp.whole, and for every operator of a small non-recursive stratum), so that both
+  ways stay checked.
 
 The default knobs mix these by size; the other differential tests run them.
 """
@@ -27,10 +33,11 @@ from tests.support import PROGRAMS, seed_for
 KNOBS = {
     "recompute": Config(recompute_ratio=0.0),
     "pruned": Config(recompute_ratio=float("inf"), arrange_rows=0, lookup_keys=1_000,
-                     driver_rows=5_000, narrow_rows=0),
+                     driver_rows=5_000, narrow_rows=0, inline_rows=-1),
     "abandoned": Config(recompute_ratio=float("inf"), incremental_budget=0.0),
     "full": Config(recompute_ratio=float("inf"), arrangements=False, lookup_keys=-1,
                    driver_rows=0),
+    "waves": Config(recompute_ratio=float("inf"), inline_fresh=False, inline_rows=-1),
 }
 
 # a linear recursion, and a non-linear one over several relations
@@ -50,3 +57,35 @@ def test_program_under_knobs(spark, name, knobs):
         assert "recomputed" in modes and "incremental" not in modes, modes
     elif knobs == "abandoned":  # recursive strata only: the others run one iteration
         assert "recomputed" in modes, modes
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_first_evaluation_runs_one_action_per_iteration(spark, inline):
+    """Reachability along a chain: every iteration of the first epoch finds one node. With
+    the join planned into the distinct's action that is one Spark job per iteration (the
+    iterations' deltas are local relations); materialised on its own, two. The small
+    non-recursive stratum after it (a distinct of Reach, an antijoin, a distinct) is one
+    action too, instead of one per operator."""
+    from ddlog.api import Program
+
+    n = 12
+    config = Config(inline_fresh=inline, inline_rows=Config.inline_rows if inline else -1)
+    p = Program.load(os.path.join(PROGRAMS, "reach.dl"), spark, config=config)
+    p.insert("Edge", [(k, k + 1) for k in range(n)])
+    p.insert("Root", [(0,)])
+    p.commit()
+    st = next(s for s in p.last_commit.strata if "Reach" in s.relations)
+    assert st.mode == "fresh" and st.iterations == n + 2, st
+    unreachable = next(s for s in p.last_commit.strata if "Unreachable" in s.relations)
+    if inline:
+        assert st.jobs <= st.iterations + 1, st
+        assert unreachable.jobs == 1, unreachable
+    else:
+        assert st.jobs >= 2 * n, st
+        assert unreachable.jobs >= 2, unreachable
+    assert sorted(r[0] for r in p.relation("Reach").collect()) == list(range(n + 1))
+    # the join's trace, folded from one plan over the epoch, serves the epochs after it
+    p.delete("Edge", [(5, 6)])
+    p.insert("Edge", [(0, 9)])
+    p.commit()
+    assert sorted(r[0] for r in p.relation("Reach").collect()) == [0, 1, 2, 3, 4, 5, *range(9, n + 1)]
