@@ -8,9 +8,10 @@ iteration (a join feeding a distinct: two waves); a wave is one Spark action
 (zset.materialize_many), so an iteration costs as many actions as its circuit is deep, not as
 many as it has operators. In a first evaluation (no past: the batch path) the joins that
 only feed a relation's distinct are planned into the distinct's action instead, so that an
-iteration is one action, as in a hand-written semi-naive loop (`_inlinable`). Incremental
-epochs keep one action per wave: a distinct reads the past by the keys of its input's delta,
-which the driver must hold first.
+iteration is one action, as in a hand-written semi-naive loop (`_inlinable`); a small
+non-recursive stratum is one action in every epoch (`_inline`). Other incremental epochs keep
+one action per wave: a distinct reads the past by the keys of its input's delta, which the
+driver must hold first.
 
 Termination (the sharper rule of DESIGN 4.3): while some relation's Distinct emits a non-empty
 delta, go on to i+1. When none does, the stratum is quiescent: nothing more can happen except
