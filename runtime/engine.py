@@ -233,10 +233,9 @@ class Engine:
             traces = self.all_traces()
             plans = {name: t.fold_plan() for name, t in traces.items()}
             rows = sum(b.rows for t in traces.values() for b in t.cur_batches)
-            # an inlined operator's batches are plans whose rows are only estimated: a large
-            # estimate may be larger still (a small one that was not is moved to the
-            # executors by materialize_many)
-            guessed = any(b.lazy for s in self.strata for t in s.traces_by_node().values()
+            # a large estimate may be larger still (a small one that was not is moved to
+            # the executors by materialize_many)
+            guessed = any(b.estimated for t in traces.values()
                           for b in [*t.cur_batches, *(t.rebuilt or [])])
             large = (None if guessed else True) if rows > self.config.local_rows else False
             frames = materialize_many(plans, expect_large=large, config=self.config)

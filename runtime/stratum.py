@@ -340,7 +340,8 @@ class StratumRuntime:
         for ops, rels in self.waves:
             for nid in ops:
                 if nid in inline and (st := self.ops[nid].step(i)) is not None:
-                    self.out_traces[nid].record(i, Frame(st.out, st.est), lazy=True)
+                    self.out_traces[nid].record(i, Frame(st.out, st.est), lazy=True,
+                                               estimated=True)
             steps = {nid: st for nid in ops
                      if nid not in inline and (st := self.ops[nid].step(i)) is not None}
             # A relation fed by a linear node (a group relation: the head select over its

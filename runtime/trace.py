@@ -33,6 +33,7 @@ class Batch:
     hi: int  # highest iteration present
     rows: int
     lazy: bool = False  # a plan, not yet materialised (end_epoch folds it with the others)
+    estimated: bool = False  # ... whose `rows` is an operator's estimate, not a count
     arranged: bool = False  # partitioned and sorted by the trace's arrangement key, cached
     path: str | None = None  # where durable state stored it (runtime/state.py), if it did
     files: dict[str, int] | None = None  # ... and the files it wrote there, with their sizes
@@ -143,13 +144,14 @@ class Trace:
 
     # -- writing -------------------------------------------------------------------------
 
-    def record(self, i: int, frame: Frame | None, lazy: bool = False) -> None:
+    def record(self, i: int, frame: Frame | None, lazy: bool = False,
+               estimated: bool = False) -> None:
         """This epoch's double delta at iteration i (`lazy`: a plan the epoch's end is to
-        materialise, its `rows` an estimate)."""
+        materialise; `estimated`: its `rows` only an estimate)."""
         if frame is None:
             return
         self.cur_batches.append(Batch(frame.df.withColumn(ITER, F.lit(i)), i, i, frame.rows,
-                                      lazy, values=frame.values))
+                                      lazy, estimated, values=frame.values))
         # plans (an inlined operator's deltas) are not merged here: each is read at its own
         # iteration only, and the epoch's end materialises them (see replace_lazy)
         if not lazy and len(self.cur_batches) > self.config.max_cur_batches:
@@ -169,7 +171,8 @@ class Trace:
         assert all(b.lazy for b in old)
         self.cur_batches = [] if df is None or not old else [
             Batch(df, min(b.lo for b in old), max(b.hi for b in old),
-                  sum(b.rows for b in old), lazy=True)]
+                  sum(b.rows for b in old), lazy=True,
+                  estimated=any(b.estimated for b in old))]
 
     def _merge_plan(self, batches: list[Batch]) -> DataFrame | None:
         df = consolidate(union_all([b.df for b in batches]), self.columns + [ITER])
