@@ -38,6 +38,9 @@ class Config:
     # relations' distincts are planned into those distincts' Spark action (one action per
     # iteration) instead of being materialised by an action of their own.
     inline_fresh: bool = True
+    # ... and in an incremental epoch too, when the past their distincts read is at most
+    # inline_rows: those distincts then scan it instead of looking it up by key.
+    inline_incremental: bool = True
     # A non-recursive stratum whose inputs (stored and changed) and operator traces hold at
     # most this many rows runs as one Spark action: its joins, groups and inner distincts
     # are planned into its relations' steps (-1: never).

@@ -8,10 +8,11 @@ iteration (a join feeding a distinct: two waves); a wave is one Spark action
 (zset.materialize_many), so an iteration costs as many actions as its circuit is deep, not as
 many as it has operators. In a first evaluation (no past: the batch path) the joins that
 only feed a relation's distinct are planned into the distinct's action instead, so that an
-iteration is one action, as in a hand-written semi-naive loop (`_inlinable`); a small
-non-recursive stratum is one action in every epoch (`_inline`). Other incremental epochs keep
-one action per wave: a distinct reads the past by the keys of its input's delta, which the
-driver must hold first.
+iteration is one action, as in a hand-written semi-naive loop (`_inlinable`); so they are in
+an incremental epoch whose past is small (its distincts scan that past instead of looking it
+up by the keys of a delta the driver would have to hold first), and a
+small non-recursive stratum is one action in every epoch (`_inline`). Other incremental
+epochs keep one action per wave.
 
 Termination (the sharper rule of DESIGN 4.3): while some relation's Distinct emits a non-empty
 delta, go on to i+1. When none does, the stratum is quiescent: nothing more can happen except
@@ -67,7 +68,7 @@ class StratumRuntime:
         for node in circuit.nodes:
             self._build(node)
         self.waves = self._waves()
-        self.inlinable = self._inlinable() if config.inline_fresh else set()
+        self.inlinable = self._inlinable()
         self._arrange()
 
     def _arrange(self) -> None:
@@ -117,16 +118,28 @@ class StratumRuntime:
 
     def _inline(self, fresh: bool, imports: set[str]) -> set[int]:
         """The operators whose deltas this epoch plans into their readers' action instead of
-        materialising them (`_iteration`): in a recursive stratum evaluated from nothing,
-        `inlinable`; in a non-recursive one (a single iteration, so every delta is read once)
-        all but the relations' own, when what it stores and reads is small
-        (config.inline_rows): its readers then scan the small traces instead of looking
-        them up by the keys of deltas the driver would have to hold first, which costs less
-        than the Spark job a wave of its own takes."""
+        materialising them in a wave of their own (`_iteration`).
+
+        In a recursive stratum, `inlinable`: evaluated from nothing (config.inline_fresh),
+        and in an incremental epoch when the past its relations' distincts read is small
+        (config.inline_rows). An incremental distinct looks its input's past up by the keys
+        of its input's delta, which the driver holds only once that delta is materialised;
+        planned into the distinct's action, the lookup becomes a scan of that past, which
+        costs less than the Spark job a wave of its own takes while the past is small.
+        In a non-recursive stratum (a single iteration, so every delta is read once) all but
+        the relations' own operators, when what it stores and reads is small
+        (config.inline_rows): its readers then scan the small traces the same way."""
+        limit = self.config.inline_rows
         if self.circuit.recursive:
-            return self.inlinable if fresh else set()
+            if fresh:
+                return self.inlinable if self.config.inline_fresh else set()
+            if not self.config.inline_incremental:
+                return set()
+            scanned = sum(self.views[n.input].past_rows(0, INF) for n in self.circuit.nodes
+                          if isinstance(n, Distinct))
+            return self.inlinable if scanned <= limit else set()
         stored = self._stored(imports) + sum(t.past_rows() for t in self.out_traces.values())
-        if stored > self.config.inline_rows:
+        if stored > limit:
             return set()
         feeds = set(self.circuit.delays.values())
         return {nid for nid in self.ops if nid not in feeds}
@@ -134,7 +147,7 @@ class StratumRuntime:
     def _inlinable(self) -> set[int]:
         """The joins and antijoins of a recursive stratum whose delta at iteration i is read
         only at iteration i, by the Distinct of a relation (or as a linear-fed relation's
-        delta), in an epoch evaluated from nothing. Such a delta need not be materialised on
+        delta), in the epochs that plan them so (_inline). Such a delta need not be materialised on
         its own: its plan is part of the relation's step, and the whole iteration is one
         Spark action (as a hand-written semi-naive loop is). Its trace is recorded as one
         plan per iteration, replaced after the fixpoint by one plan over the whole epoch
@@ -192,11 +205,12 @@ class StratumRuntime:
         if not fresh and self._recompute_pays(imports, stats.rows_in):
             return self._recompute(imports, stats, progress)
         stats.mode = "fresh" if fresh else "incremental"
+        inline = self._inline(fresh, imports)
+        scan = bool(inline) and c.recursive and not fresh
         for op in self.ops.values():
-            op.begin_epoch(fresh)
+            op.begin_epoch(fresh, scan)
         feedback = set(c.delays.values()) if c.recursive else set()
         budget = None if fresh or not c.recursive else self._budget(imports)
-        inline = self._inline(fresh, imports)
         began = time.perf_counter()
         i, steps = 0, 0
         while True:
@@ -224,7 +238,7 @@ class StratumRuntime:
             if nxt is None:
                 break
             i = nxt
-        if fresh and c.recursive:
+        if c.recursive:
             for nid in inline:
                 self.out_traces[nid].replace_lazy(self.ops[nid].whole())
         stats.iterations = steps
@@ -332,16 +346,20 @@ class StratumRuntime:
 
     def _iteration(self, i: int, feedback: set[int],
                    inline: set[int]) -> tuple[list[int], bool]:
-        """Every operator's double delta at iteration i, one Spark action per wave; the
+        """Every operator's double delta at iteration i, one Spark action per wave. The
         operators in `inline` are recorded as plans, read by later waves of the same
-        action (see _inlinable)."""
+        action (see _inline); the epoch's end materialises them with the other folds, as
+        one plan over the epoch (see run_epoch). Their
+        probes go with the next action that runs."""
         sizes: list[int] = []
         moved, total = False, 0
+        carried: list[int] = []  # inlined operators whose probes wait for an action
         for ops, rels in self.waves:
             for nid in ops:
                 if nid in inline and (st := self.ops[nid].step(i)) is not None:
                     self.out_traces[nid].record(i, Frame(st.out, st.est), lazy=True,
-                                               estimated=True)
+                                                estimated=True)
+            carried += [nid for nid in ops if nid in inline]
             steps = {nid: st for nid in ops
                      if nid not in inline and (st := self.ops[nid].step(i)) is not None}
             # A relation fed by a linear node (a group relation: the head select over its
@@ -350,7 +368,9 @@ class StratumRuntime:
                    if (df := self.views[self.circuit.delays[rel]].cur(i, i)) is not None}
             if not steps and not fed:
                 continue  # nothing changes in this wave: no action (and no probes)
-            probes = {("probe", nid, k): p for nid in ops
+            asked = [*carried, *(nid for nid in ops if nid not in inline)]
+            carried = []
+            probes = {("probe", nid, k): p for nid in asked
                       for k, p in enumerate(self.ops[nid].probes(i))}
             plans = {("op", nid): st.materialised for nid, st in steps.items()}
             plans.update({("rel", rel): df for rel, df in fed.items()})
@@ -374,6 +394,7 @@ class StratumRuntime:
                 if frame is not None:
                     sizes.append(frame.rows)
                     total += frame.rows
+        # probes still carried found no action to go with: the horizon asks instead
         self.large = total > self.config.local_rows
         return sizes, moved
 

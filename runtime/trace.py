@@ -12,6 +12,7 @@ linear operators applied to another trace (`trace(f(x)) = f(trace(x))` for linea
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -42,6 +43,37 @@ class Batch:
     values: list[dict] | None = None
 
 
+class Memo:
+    """Plans a view has built, by the DataFrames they were built from: a fixpoint asks a
+    trace for the same slice many times within an iteration (every operator reading it,
+    every term of a join), and building a plan costs py4j calls and a re-analysis of it on
+    the JVM each time. Reads return the same DataFrame object while the DataFrames under it
+    are the same objects; a trace whose batches change yields new objects, so nothing is
+    ever invalidated by hand. The sources are held with the plan, so that their ids cannot
+    be reused by other objects while an entry lives; the oldest entries go first."""
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self.plans: OrderedDict[tuple, tuple[list, DataFrame | None]] = OrderedDict()
+
+    def get(self, key: tuple, sources: list, build: Callable[[], DataFrame | None]
+            ) -> DataFrame | None:
+        k = (key, tuple(id(s) for s in sources))
+        hit = self.plans.get(k)
+        if hit is not None:
+            self.plans.move_to_end(k)
+            return hit[1]
+        out = build()
+        self.plans[k] = (sources, out)
+        if len(self.plans) > self.size:
+            self.plans.popitem(last=False)
+        return out
+
+
+def _memo() -> Memo:
+    return field(default_factory=Memo, compare=False, repr=False)
+
+
 def _keys(batches: list[Batch], lo: int, hi: int, col: str) -> set | None:
     out: set = set()
     for b in batches:
@@ -54,17 +86,21 @@ def _keys(batches: list[Batch], lo: int, hi: int, col: str) -> set | None:
     return out
 
 
-def _select(batches: list[Batch], lo: int, hi: int,
+def _select(batches: list[Batch], lo: int, hi: int, memo: Memo,
             read: Callable[[Batch], DataFrame] = lambda b: b.df) -> DataFrame | None:
-    parts = []
-    for b in batches:
-        if b.hi < lo or b.lo > hi:
-            continue
-        df = read(b)
-        if b.lo < lo or b.hi > hi:
-            df = df.filter((F.col(ITER) >= lo) & (F.col(ITER) <= hi))
-        parts.append(df)
-    return union_all(parts)
+    dfs = [read(b) for b in batches if not (b.hi < lo or b.lo > hi)]
+    # a slice's plan depends on which batches it covers whole, not on lo/hi themselves
+    cut = tuple((max(lo, b.lo), min(hi, b.hi)) if b.lo < lo or b.hi > hi else None
+                for b in batches if not (b.hi < lo or b.lo > hi))
+
+    def build() -> DataFrame | None:
+        parts = []
+        for df, c in zip(dfs, cut):
+            if c is not None:
+                df = df.filter((F.col(ITER) >= c[0]) & (F.col(ITER) <= c[1]))
+            parts.append(df)
+        return union_all(parts)
+    return memo.get(cut, dfs, build)
 
 
 def _rows(batches: list[Batch], lo: int, hi: int) -> int:
@@ -102,16 +138,17 @@ class Trace:
     arrange_cur: bool = False
     # A recomputed epoch's new past (rebuild): end_epoch replaces the batches by these
     rebuilt: list[Batch] | None = None
+    memo: Memo = _memo()
 
     # -- reading -------------------------------------------------------------------------
 
     def past(self, lo: int, hi: int) -> DataFrame | None:
-        return _select(self.batches, lo, hi, self._arranged)
+        return _select(self.batches, lo, hi, self.memo, self._arranged)
 
     def cur(self, lo: int, hi: int) -> DataFrame | None:
         if self.arrange_cur:
-            return _select(self.cur_batches, lo, hi, self._arranged)
-        return _select(self.cur_batches, lo, hi)
+            return _select(self.cur_batches, lo, hi, self.memo, self._arranged)
+        return _select(self.cur_batches, lo, hi, self.memo)
 
     def cur_rows(self, lo: int, hi: int) -> int:
         return _rows(self.cur_batches, lo, hi)
@@ -153,7 +190,7 @@ class Trace:
         self.cur_batches.append(Batch(frame.df.withColumn(ITER, F.lit(i)), i, i, frame.rows,
                                       lazy, estimated, values=frame.values))
         # plans (an inlined operator's deltas) are not merged here: each is read at its own
-        # iteration only, and the epoch's end materialises them (see replace_lazy)
+        # iteration only, and the epoch's end materialises them (see fold_plan)
         if not lazy and len(self.cur_batches) > self.config.max_cur_batches:
             # keep plans small in long fixpoints: fold the older iterations into one batch
             old, self.cur_batches = self.cur_batches[:-2], self.cur_batches[-2:]
@@ -306,18 +343,17 @@ class Flat:
     """A relation imported through δ₀: everything at iteration 0."""
 
     base: TraceView
+    memo: Memo = _memo()
+
+    def _flat(self, df: DataFrame | None) -> DataFrame | None:
+        return None if df is None else self.memo.get(
+            (), [df], lambda: df.withColumn(ITER, F.lit(0)))
 
     def past(self, lo: int, hi: int) -> DataFrame | None:
-        if lo > 0:
-            return None
-        df = self.base.past(0, INF)
-        return None if df is None else df.withColumn(ITER, F.lit(0))
+        return None if lo > 0 else self._flat(self.base.past(0, INF))
 
     def cur(self, lo: int, hi: int) -> DataFrame | None:
-        if lo > 0:
-            return None
-        df = self.base.cur(0, INF)
-        return None if df is None else df.withColumn(ITER, F.lit(0))
+        return None if lo > 0 else self._flat(self.base.cur(0, INF))
 
     def cur_rows(self, lo: int, hi: int) -> int:
         return 0 if lo > 0 else self.base.cur_rows(0, INF)
@@ -337,9 +373,11 @@ class Shifted:
     """The feedback edge z⁻¹: the value at iteration i is the base's at i-1."""
 
     base: TraceView
+    memo: Memo = _memo()
 
     def _shift(self, df: DataFrame | None) -> DataFrame | None:
-        return None if df is None else df.withColumn(ITER, F.col(ITER) + 1)
+        return None if df is None else self.memo.get(
+            (), [df], lambda: df.withColumn(ITER, F.col(ITER) + 1))
 
     def past(self, lo: int, hi: int) -> DataFrame | None:
         return None if hi < 1 else self._shift(self.base.past(max(lo - 1, 0), hi - 1))
@@ -369,14 +407,16 @@ class Mapped:
     base: TraceView
     fn: Callable[[DataFrame], DataFrame]
     sources: dict[str, str] = field(default_factory=dict)
+    memo: Memo = _memo()
+
+    def _map(self, df: DataFrame | None) -> DataFrame | None:
+        return None if df is None else self.memo.get((), [df], lambda: self.fn(df))
 
     def past(self, lo: int, hi: int) -> DataFrame | None:
-        df = self.base.past(lo, hi)
-        return None if df is None else self.fn(df)
+        return self._map(self.base.past(lo, hi))
 
     def cur(self, lo: int, hi: int) -> DataFrame | None:
-        df = self.base.cur(lo, hi)
-        return None if df is None else self.fn(df)
+        return self._map(self.base.cur(lo, hi))
 
     def cur_rows(self, lo: int, hi: int) -> int:
         return self.base.cur_rows(lo, hi)
@@ -397,12 +437,16 @@ class Summed:
     """The sum of several traces (a Union)."""
 
     parts: list[TraceView]
+    memo: Memo = _memo()
+
+    def _sum(self, dfs: list[DataFrame | None]) -> DataFrame | None:
+        return self.memo.get((), dfs, lambda: union_all(dfs))
 
     def past(self, lo: int, hi: int) -> DataFrame | None:
-        return union_all([p.past(lo, hi) for p in self.parts])
+        return self._sum([p.past(lo, hi) for p in self.parts])
 
     def cur(self, lo: int, hi: int) -> DataFrame | None:
-        return union_all([p.cur(lo, hi) for p in self.parts])
+        return self._sum([p.cur(lo, hi) for p in self.parts])
 
     def cur_rows(self, lo: int, hi: int) -> int:
         return sum(p.cur_rows(lo, hi) for p in self.parts)

@@ -41,8 +41,7 @@ class AntiJoinOp(Operator):
         return None if out is None else Step(out, self.a.cur_rows(i, i) + 1)
 
     def whole(self) -> DataFrame | None:
-        """The epoch's whole output trace in an epoch evaluated from nothing (JoinOp.whole):
-        a's trace minus its semijoin's."""
+        """The epoch's whole output trace (JoinOp.whole): a's minus its semijoin's."""
         a = self.a.cur(0, INF)
         if a is not None:
             a = a.select(*self.a_cols, ITER, WEIGHT)

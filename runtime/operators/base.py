@@ -102,10 +102,15 @@ class Operator:
     # and only insertions): then deltas are plain semi-naive ones, all weights positive,
     # which some operators compute more cheaply (set by begin_epoch).
     fresh = False
+    # Whether the running epoch's inputs reach this operator as plans (inlined into its
+    # action, see runtime/stratum.py) over a small past: the driver does not know their
+    # keys, so the operator reads the past whole instead of by key (set by begin_epoch).
+    scan = False
 
-    def begin_epoch(self, fresh: bool) -> None:
-        """An epoch starts; `fresh`: see the attribute."""
+    def begin_epoch(self, fresh: bool, scan: bool = False) -> None:
+        """An epoch starts; `fresh`, `scan`: see the attributes."""
         self.fresh = fresh
+        self.scan = scan
 
     @classmethod
     def build(cls, node: "Node", ctx: Context) -> "Operator":

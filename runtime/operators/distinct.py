@@ -43,6 +43,9 @@ class DistinctOp(Operator):
         self.hist: DataFrame | None = None  # past history (cols, _i, _w) of touched rows
         self.hist_iters: set[int] = set()
         self.hist_rows = 0
+        # in a scan epoch, w3 + w summed so far of every row it touched (see _scan_step)
+        self.summary: DataFrame | None = None
+        self.summary_rows = 0
         self.large = False
 
     @classmethod
@@ -58,6 +61,8 @@ class DistinctOp(Operator):
         if self.fresh and self.own is not None:
             out = self._fresh_delta(i)
             return None if out is None else Step(out, v.cur_rows(i, i), settle=self._done)
+        if self.scan:
+            return self._scan_step(i)
         d = drop_iter(v.cur(i, i))
         if d is None and i not in self.hist_iters:
             return None
@@ -71,11 +76,17 @@ class DistinctOp(Operator):
                     settle=self._settle)
 
     def _settle(self, fr: Frame | None) -> Frame | None:
+        tags = fr.tags if fr is not None else {}
+        self.hist_rows = sum(n for k, n in tags.items() if k >= 0)
+        self.hist = fr.df.filter(F.col(ITER) >= 0) if fr is not None and self.hist_rows else None
+        return self._output(fr)
+
+    def _output(self, fr: Frame | None) -> Frame | None:
+        """The output delta of a frame whose rows are tagged by iteration: -1 for the
+        output's rows, k >= 0 for touched rows whose past has an entry at k."""
         cols = self.cols
         tags = fr.tags if fr is not None else {}
         self.hist_iters = {k for k, n in tags.items() if k >= 0 and n}
-        self.hist_rows = sum(n for k, n in tags.items() if k >= 0)
-        self.hist = fr.df.filter(F.col(ITER) >= 0) if self.hist_iters else None
         n_out = tags.get(-1, 0)
         if not n_out:
             return self._done(None)
@@ -87,6 +98,62 @@ class DistinctOp(Operator):
     def _done(self, fr: Frame | None) -> Frame | None:
         self.large = fr is not None and fr.rows > self.config.local_rows
         return fr
+
+    def _scan_step(self, i: int) -> Step | None:
+        """The same double delta when the input's deltas are plans over a small past (see
+        Operator.scan). The input's deltas are read once each, at their own iteration: the
+        operator keeps, for every row this epoch touched, w3 + w summed so far (`summary`,
+        materialised with its output), so that earlier iterations' plans never run again.
+        One aggregate over the delta, the summary and the whole (small) past gives every
+        row's w1, w2, w3 and w; a row this epoch does not touch has w3 = w = 0 and comes out
+        as [w1+w2>0] - [w1+w2>0] - [w1>0] + [w1>0] = 0, so nothing needs narrowing. A row
+        whose w3 + w is 0 contributes nothing later unless touched again, so the summary
+        drops it. The same aggregate gives, for each row of the summary, the next iteration
+        after i where its past has an entry (`hist_iters`: where the stratum must come
+        back, see horizon)."""
+        v, cols = self.view, self.cols
+        d = drop_iter(v.cur(i, i))
+        if d is None and i not in self.hist_iters:
+            return None
+        zero, none = F.lit(0).cast("long"), F.lit(None).cast("long")
+        it, w = F.col(ITER), F.col(WEIGHT)
+        parts = []
+        if d is not None:
+            parts.append(d.select(*cols, zero.alias("w1"), zero.alias("w2"), zero.alias("w3"),
+                                  w.alias("w"), none.alias("n")))
+        if self.summary is not None:
+            parts.append(self.summary.select(*cols, zero.alias("w1"), zero.alias("w2"),
+                                             w.alias("w3"), zero.alias("w"), none.alias("n")))
+        past = v.past(0, INF)
+        if past is not None:
+            parts.append(past.select(
+                *cols, F.when(it < i, w).otherwise(0).alias("w1"),
+                F.when(it == i, w).otherwise(0).alias("w2"), zero.alias("w3"), zero.alias("w"),
+                F.when(it > i, it).alias("n")))
+        s = union_all(parts).groupBy(*cols).agg(
+            *[F.sum(c).alias(c) for c in ("w1", "w2", "w3", "w")],
+            F.min("n").alias("n"))
+        w1, w2, w3, w = (F.col(c) for c in ("w1", "w2", "w3", "w"))
+        out = (_pos(w1 + w2 + w3 + w) - _pos(w1 + w2) - _pos(w1 + w3) + _pos(w1)).cast("long")
+        kept = w3 + w != 0
+        # each row yields its output (tagged -1), its summary (-2) and its next past
+        # iteration (>= 0, weight 0)
+        both = s.select(*cols, F.explode(F.array(
+            F.struct(F.lit(-1).cast("long").alias(ITER), out.alias(WEIGHT)),
+            F.struct(F.lit(-2).cast("long").alias(ITER), (w3 + w).alias(WEIGHT)),
+            F.struct(F.when(kept, F.col("n")).alias(ITER), zero.alias(WEIGHT)))).alias("e"))
+        both = both.select(*cols, "e.*").filter(
+            (F.col(ITER) >= 0) | ((F.col(ITER) < 0) & (F.col(WEIGHT) != 0)))
+        return Step(both.filter(F.col(ITER) == -1).select(*cols, WEIGHT),
+                    v.cur_rows(i, i) + self.summary_rows + 1, df=both, tag=ITER,
+                    settle=self._scan_settle)
+
+    def _scan_settle(self, fr: Frame | None) -> Frame | None:
+        tags = fr.tags if fr is not None else {}
+        self.summary_rows = tags.get(-2, 0)
+        self.summary = (fr.df.filter(F.col(ITER) == -2).select(*self.cols, WEIGHT)
+                        if fr is not None and self.summary_rows else None)
+        return self._output(fr)
 
     def _new_history(self, i: int, keys_d: DataFrame | None) -> DataFrame | None:
         """The past of rows touched for the first time this epoch at iteration i."""
@@ -192,3 +259,5 @@ class DistinctOp(Operator):
         self.hist = None
         self.hist_iters = set()
         self.hist_rows = 0
+        self.summary = None
+        self.summary_rows = 0

@@ -71,17 +71,23 @@ class JoinOp(Operator):
         is broadcast. When both sides are small, they meet in one shuffle of the same job."""
         if cur is None or other is None:
             return None
-        view, other_col = ((self.a, self.b_keys) if cur_side == "a" else (self.b, self.a_keys))
-        keys = self._keys(view, cur_lo, cur_hi)
-        small = None
-        if other_rows > self.config.narrow_rows:
-            if keys is not None and len(keys) <= self.config.lookup_keys:
-                other = narrow(other, other_col[0], keys, self.config, other_rows)
-            elif view.cur_rows(cur_lo, cur_hi) <= self.config.broadcast_rows:
-                small = cur_side
+        other, small = self._narrowed(cur_side, cur_lo, cur_hi, other, other_rows)
         x, y = (cur, other) if cur_side == "a" else (other, cur)
         return join(x, y, self.a_keys, self.b_keys, self.a_out, self.b_out, small,
                     self.null_safe)
+
+    def _narrowed(self, cur_side: str, cur_lo: int, cur_hi: int, other: DataFrame,
+                  other_rows: int) -> tuple[DataFrame, str | None]:
+        """`other` narrowed to the keys of cur_side[lo..hi], and which side to broadcast."""
+        view, other_col = ((self.a, self.b_keys) if cur_side == "a" else (self.b, self.a_keys))
+        if other_rows <= self.config.narrow_rows:
+            return other, None
+        keys = self._keys(view, cur_lo, cur_hi)
+        if keys is not None and len(keys) <= self.config.lookup_keys:
+            return narrow(other, other_col[0], keys, self.config, other_rows), None
+        if view.cur_rows(cur_lo, cur_hi) <= self.config.broadcast_rows:
+            return other, cur_side
+        return other, None
 
     def step(self, i: int) -> Step | None:
         out = self.delta(i)
@@ -116,17 +122,28 @@ class JoinOp(Operator):
         return union_all(terms)
 
     def whole(self) -> DataFrame | None:
-        """In an epoch evaluated from nothing (no past anywhere), the epoch's whole output
-        trace as one plan: summed over i, the terms cur_a[i] ⋈ cur_b[0..i] and
-        cur_a[0..i-1] ⋈ cur_b[i] pair every row of a at iteration ia with every row of b
-        at ib exactly once, at iteration max(ia, ib). One join of the two traces instead of
-        one per iteration (what the epoch's end materialises for an inlined join)."""
-        a, b = self.a.cur(0, INF), self.b.cur(0, INF)
-        if a is None or b is None:
+        """The epoch's whole output trace as one plan (what the epoch's end materialises for
+        an inlined join, instead of one plan per iteration): summed over i, the four terms
+        above pair every row of cur_a (at iteration ia) with every row of past_b + cur_b (at
+        ib), and every row of past_a with every row of cur_b, each pair once, at iteration
+        max(ia, ib). In an epoch evaluated from nothing only cur_a ⋈ cur_b is left."""
+        a, b = self.a, self.b
+        a_cur, b_cur = a.cur(0, INF), b.cur(0, INF)
+        return union_all([
+            self._whole_term("a", a_cur, b_cur, b.cur_rows(0, INF)),
+            self._whole_term("a", a_cur, b.past(0, INF), b.past_rows(0, INF)),
+            self._whole_term("b", b_cur, a.past(0, INF), a.past_rows(0, INF))])
+
+    def _whole_term(self, cur_side: str, cur: DataFrame | None, other: DataFrame | None,
+                    other_rows: int) -> DataFrame | None:
+        """cur ⋈ other (in a-b order) over all their iterations, each pair at the later one."""
+        if cur is None or other is None:
             return None
-        out = join(a.withColumnRenamed(ITER, "_ia"), b.withColumnRenamed(ITER, "_ib"),
+        other, small = self._narrowed(cur_side, 0, INF, other, other_rows)
+        x, y = (cur, other) if cur_side == "a" else (other, cur)
+        out = join(x.withColumnRenamed(ITER, "_ia"), y.withColumnRenamed(ITER, "_ib"),
                    self.a_keys, self.b_keys, [*self.a_out, "_ia"], [*self.b_out, "_ib"],
-                   None, self.null_safe)
+                   small, self.null_safe)
         return out.select(*self.a_out, *self.b_out, F.greatest("_ia", "_ib").alias(ITER),
                           WEIGHT)
 
