@@ -19,6 +19,7 @@ import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ddlog.check.closure_text import render
 from ddlog.check.scope import Scope, error, mismatch
 from ddlog.errors import Span
 from ddlog.syntax import ast
@@ -69,6 +70,7 @@ class Closures:
                         "them (`|x: s64| ..`) or use it where a function type is expected",
                         lam.span)
         inner = sc.extend(dict(zip(lam.params, params)))
+        parsed = copy.deepcopy(lam.body)  # checking rewrites the body in place
         if lam.result is not None:
             result = ck.resolve(lam.result)
             body = ck.check(lam.body, inner, result, "result of the closure")
@@ -84,8 +86,10 @@ class Closures:
                             f"and closures; '{name}' is a {t}", lam.span)
         d = ClosureDef(len(self.defs), ty, list(lam.params), body, captures, lam.span)
         self.defs.append(d)
+        # the value prints as DDlog prints it, or as written where that is out of reach
+        text = render(parsed, lam, body, ty, ck.decls.functions) or lam.text
         args: list[ast.Expr] = [ast.Lit(d.id, "int", lam.span, ty=BIGINT),
-                                ast.Lit(lam.text, "string", lam.span, ty=STRING)]
+                                ast.Lit(text, "string", lam.span, ty=STRING)]
         args += [ast.Var(n, lam.span, t) for n, t in captures]
         return ast.Call("closure#make", args, lam.span, ty=ty)
 

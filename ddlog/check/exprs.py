@@ -104,6 +104,10 @@ class ExprChecker:
         raise error(f"`{e.var}@..` binds a variable only as an argument of an atom in a rule's "
                     "body", e.span)
 
+    def _VarDecl(self, e: ast.VarDecl, sc, hint):
+        raise error(f"`var {e.name}` declares a variable only in the pattern of a rule's body "
+                    f"item, as in `(_, var {e.name}) = e`", e.span)
+
     def _Wildcard(self, e: ast.Wildcard, sc, hint):
         raise error("'_' is only allowed as an argument of a body atom or in a pattern", e.span)
 

@@ -85,6 +85,17 @@ class Wildcard(Node):
 
 
 @dataclass
+class VarDecl(Node):
+    """`var x` as a part of a tuple or constructor in the pattern of a body item
+    (`(_, var b) = e`, `Some{var x} = e`): declares x, bound to what it matches there. The
+    parser makes those patterns (ddlog/syntax/bindings.py); anywhere else it is an error."""
+
+    name: str
+    span: Span
+    ty: Type | None = field(default=None, compare=False)
+
+
+@dataclass
 class Lit(Node):
     """A literal. `value` is a Python bool, int, float or str. `width`/`signed` are set for
     width literals `32'd15` (unsigned) / `8'sd-3` (signed); `kind` is 'bool' | 'int' | 'float' |
@@ -277,7 +288,7 @@ class With(Node):
     ty: Type | None = field(default=None, compare=False)
 
 
-Expr = Union[Var, Wildcard, Lit, Interp, BinOp, UnOp, Call, FieldAccess, TupleLit, VecLit,
+Expr = Union[Var, VarDecl, Wildcard, Lit, Interp, BinOp, UnOp, Call, FieldAccess, TupleLit, VecLit,
              StructLit, IfExpr, MatchExpr, Cast, Ascribe, Lambda, Let, With]
 
 # ---------------------------------------------------------------------------------------------

@@ -42,15 +42,17 @@ def binding_items(pattern: ast.Pattern, expr: ast.Expr, span: Span,
 def matching_items(shape: ast.Expr, value: ast.Expr, span: Span, bound: set[str] | None,
                    fresh: Callable[[], str]) -> list[ast.BodyItem]:
     """The body items for `shape = value`, `shape` a pattern written as an expression (an
-    atom's argument `Book{.author = a}`, `(192, 168, _, _) = e`): `_`, literals, tuples and
-    constructors match; a variable not in `bound` binds (and joins it: a second one is
-    compared), where `bound` is None none does; any other part is compared with the value
-    there."""
+    atom's argument `Book{.author = a}`, `(192, 168, _, _) = e`, `(_, var b) = e`): `_`,
+    literals, tuples and constructors match; `var x` binds x; a variable not in `bound`
+    binds (and joins it: a second one is compared), where `bound` is None none does; any
+    other part is compared with the value there."""
     compared: list[tuple[str, ast.Expr]] = []
 
     def pattern(e: ast.Expr) -> ast.Pattern:
         if isinstance(e, ast.Wildcard):
             return ast.PWild(e.span)
+        if isinstance(e, ast.VarDecl):
+            return ast.PVar(e.name, e.span)
         if isinstance(e, ast.Var) and bound is not None and e.name not in bound:
             bound.add(e.name)
             return ast.PVar(e.name, e.span)

@@ -139,6 +139,23 @@ class PendingBlock(ast.Node):
         return _returns(self.statements)
 
 
+def destructured(s: Statement, fresh: Callable[[], str]) -> list[Statement]:
+    """`(var a, b, _) = e;`: the parts of a tuple declared (`var a`), assigned (`b`, `b.f`) or
+    skipped (`_`) from e, as `var __t = e; var a = __t.0; b = __t.1;`; other statements as
+    they are."""
+    if not (isinstance(s, AssignStmt) and isinstance(s.target, ast.TupleLit)):
+        return [s]
+    tmp = fresh()
+    out: list[Statement] = [VarStmt(tmp, None, s.value, s.span)]
+    for i, part in enumerate(s.target.items):
+        value = ast.FieldAccess(ast.Var(tmp, part.span), str(i), part.span)
+        if isinstance(part, ast.VarDecl):
+            out.append(VarStmt(part.name, None, value, part.span))
+        elif not isinstance(part, ast.Wildcard):
+            out += destructured(AssignStmt(part, value, part.span), fresh)
+    return out
+
+
 def parsed_block(statements: list[Statement], span: Span, fail: Fail) -> ast.Expr:
     """What the parser makes of `{ s1; ...; sn }` (sn without its `;`, or None): the block's
     expression, or a PendingBlock when it assigns variables declared outside it."""

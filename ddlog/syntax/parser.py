@@ -30,7 +30,7 @@ from lark.parsers.lalr_interactive_parser import InteractiveParser
 from ddlog.errors import DDlogError, ParseError, Span
 from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
 from ddlog.syntax import ast, blocks, flwor
-from ddlog.syntax.bindings import binding_items, matching_items
+from ddlog.syntax.bindings import matching_items
 from ddlog.syntax.scanner import Located, gap_end, mask, scan_interpolation
 from grammar import program_parser
 
@@ -399,37 +399,25 @@ class Builder(Transformer):
     # `Some{var x} = e` / `(var a, var b) = e`: one valuation when e matches, none otherwise:
     # var __b = FlatMap(match (e) { pattern -> [(a, b)], _ -> [] }), var a = __b.0, ...
 
-    def bp_var(self, meta, ch):
-        return ast.PVar(str(ch[0]), self.sp(meta))
+    def var_decl(self, meta, ch):
+        return ast.VarDecl(str(ch[0]), self.sp(meta))
 
-    def bp_wild(self, meta, ch):
-        return ast.PWild(self.sp(meta))
-
-    def bp_tuple(self, meta, ch):
-        return ast.PTuple([c for c in ch if c is not None], self.sp(meta))
-
-    def bp_ctor(self, meta, ch):
-        return ast.PCtor(str(ch[0]), [(None, c) for c in ch[1:] if c is not None],
-                         self.sp(meta))
-
-    def body_bind(self, meta, ch):
-        pattern, expr, span = ch[0], ch[1], self.sp(meta)
-        names = [v.name for v in pattern.find(ast.PVar)]
+    def body_match(self, meta, ch):
+        """`(192, 168, _, _) = e`, `(_, var b) = e`, `Some{var x} = e`: e matches a pattern
+        written as an expression (`_`, literals, tuples, constructors; `var x` binds x, any
+        other part is compared)."""
+        shape, expr, span = ch[0], ch[1], self.sp(meta)
+        names = [v.name for v in shape.find(ast.VarDecl)]
         if len(set(names)) != len(names):
-            raise self.fail("a variable is bound twice in this pattern", pattern.span)
+            raise self.fail("a variable is bound twice in this pattern", shape.span)
         grouping: list = []
-        if _is_group_by(expr) or (isinstance(expr, ast.Call) and expr.method and expr.args
-                                  and _is_group_by(expr.args[0])):
+        if names and (_is_group_by(expr) or (isinstance(expr, ast.Call) and expr.method
+                                             and expr.args and _is_group_by(expr.args[0]))):
             # `Some{var x} = e.group_by(k).find(..)`: the group (and its method) first
             value = self._fresh_binding()
             grouping = self.body_var(meta, [value, None, expr])
             expr = ast.Var(value, expr.span)
-        return [*grouping, *binding_items(pattern, expr, span, self._fresh_binding)]
-
-    def body_match(self, meta, ch):
-        """`(192, 168, _, _) = e`: e matches a pattern written as an expression (`_`,
-        literals, tuples, constructors; any other part is compared), binding nothing."""
-        return matching_items(ch[0], ch[1], self.sp(meta), None, self._fresh_binding)
+        return [*grouping, *matching_items(shape, expr, span, None, self._fresh_binding)]
 
     def _fresh_binding(self) -> str:
         self.fresh += 1
@@ -475,7 +463,12 @@ class Builder(Transformer):
         return ast.IfExpr(ch[0], ch[1], ch[2], self.sp(meta))
 
     def block(self, meta, ch):
-        return blocks.parsed_block(ch, self.sp(meta), self.fail)
+        *statements, last = ch
+        statements = [d for s in statements for d in blocks.destructured(s, self._fresh_binding)]
+        if isinstance(last, blocks.AssignStmt):
+            statements += blocks.destructured(last, self._fresh_binding)
+            last = None
+        return blocks.parsed_block([*statements, last], self.sp(meta), self.fail)
 
     def stmt_var(self, meta, ch):
         return blocks.VarStmt(str(ch[0]), ch[1], ch[2], self.sp(meta))
@@ -511,7 +504,7 @@ class Builder(Transformer):
         return blocks.ForStmt(var, ch[1], body, self.sp(meta))
 
     def loop_body(self, meta, ch):
-        return [c for c in ch if c is not None]
+        return [d for c in ch if c is not None for d in blocks.destructured(c, self._fresh_binding)]
 
     def paren(self, meta, ch):
         return ch[0]
