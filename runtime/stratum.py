@@ -10,9 +10,9 @@ many as it has operators. In a first evaluation (no past: the batch path) the jo
 only feed a relation's distinct are planned into the distinct's action instead, so that an
 iteration is one action, as in a hand-written semi-naive loop (`_inlinable`); so they are in
 an incremental epoch whose past is small (its distincts scan that past instead of looking it
-up by the keys of a delta the driver would have to hold first), and a
-small non-recursive stratum is one action in every epoch (`_inline`). Other incremental
-epochs keep one action per wave.
+up by the keys of a delta the driver would have to hold first), and a small non-recursive
+stratum is one action in every epoch (`_inline`). Other incremental epochs keep one action
+per wave.
 
 Termination (the sharper rule of DESIGN 4.3): while some relation's Distinct emits a non-empty
 delta, go on to i+1. When none does, the stratum is quiescent: nothing more can happen except
@@ -147,14 +147,14 @@ class StratumRuntime:
     def _inlinable(self) -> set[int]:
         """The joins and antijoins of a recursive stratum whose delta at iteration i is read
         only at iteration i, by the Distinct of a relation (or as a linear-fed relation's
-        delta), in the epochs that plan them so (_inline). Such a delta need not be materialised on
-        its own: its plan is part of the relation's step, and the whole iteration is one
-        Spark action (as a hand-written semi-naive loop is). Its trace is recorded as one
-        plan per iteration, replaced after the fixpoint by one plan over the whole epoch
-        (JoinOp.whole), which the epoch's end materialises with the other folds: the join
-        runs twice in all, not once more per iteration. An operator read by another join is
-        not inlined: that join reads all its earlier iterations too, which would re-run their
-        plans in every later one."""
+        delta), in the epochs that plan them so (_inline). Such a delta need not be
+        materialised on its own: its plan is part of the relation's step, and the whole
+        iteration is one Spark action (as a hand-written semi-naive loop is). Its trace is
+        recorded as one plan per iteration, replaced after the fixpoint by one plan over the
+        whole epoch (JoinOp.whole), which the epoch's end materialises with the other folds:
+        the join runs twice in all, not once more per iteration. An operator read by another
+        join is not inlined: that join reads all its earlier iterations too, which would
+        re-run their plans in every later one."""
         c = self.circuit
         if not c.recursive:
             return set()
