@@ -504,7 +504,8 @@ class Builder(Transformer):
         return blocks.ForStmt(var, ch[1], body, self.sp(meta))
 
     def loop_body(self, meta, ch):
-        return [d for c in ch if c is not None for d in blocks.destructured(c, self._fresh_binding)]
+        return [d for c in ch if c is not None
+                for d in blocks.destructured(c, self._fresh_binding)]
 
     def paren(self, meta, ch):
         return ch[0]
