@@ -45,6 +45,9 @@ class Config:
     # most this many rows runs as one Spark action: its joins, groups and inner distincts
     # are planned into its relations' steps (-1: never).
     inline_rows: int = 20_000
+    # Actions whose result is expected small (physical.driver_sized) interpret their
+    # expressions instead of generating and compiling code for them.
+    interpret_small: bool = True
     # A stratum whose imports change by more than this fraction of their stored rows is
     # evaluated from scratch and its traces rebuilt (0: whenever it has a past; inf: never).
     recompute_ratio: float = 0.25

@@ -26,7 +26,7 @@ from runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime
 from runtime.trace import INF, Trace
 from runtime.config import DEFAULT, Config
-from runtime.physical import Frame, materialize_many
+from runtime.physical import Frame, local_frame, materialize_many
 from runtime.stats import EpochStats, JobCounter
 from runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
 
@@ -82,7 +82,7 @@ class Engine:
 
     def empty(self, rel: str) -> DataFrame:
         info = self.compiled.relations[rel]
-        return self.spark.createDataFrame([], relation_schema(info.column_types))
+        return local_frame(self.spark, relation_schema(info.column_types), [])
 
     # -- inputs ----------------------------------------------------------------------------
 
@@ -287,5 +287,5 @@ def read_value(spark: SparkSession, info: RelationInfo, manifest, state,
     attach({key: t}, manifest, state, spark, strict=False)
     z = t.summed(include_cur=False)
     if z is None:
-        return spark.createDataFrame([], relation_schema(info.column_types, weight=False))
+        return local_frame(spark, relation_schema(info.column_types, weight=False), [])
     return bag(z, cols) if info.weighted else z.filter(F.col(WEIGHT) > 0).select(*cols)

@@ -59,9 +59,18 @@ def spark_settings(spark, settings: dict[str, str]) -> Iterator[None]:
                 conf.set(k, v)
 
 
-def driver_sized(spark):
+# With config.interpret_small, a small action also interprets its expressions instead of
+# compiling them: its rows are few, and generating and compiling its projections and
+# predicates (Janino, which looks up every name it meets on the class path) took a quarter
+# of the JVM's time in small epochs. Spark's setting for it is an internal one; it only
+# chooses between two evaluators of the same expressions.
+_INTERPRETED = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+
+
+def driver_sized(spark, config: Config = DEFAULT):
     """Plan and run the actions inside for data a driver holds easily."""
-    return spark_settings(spark, _DRIVER_SIZED)
+    return spark_settings(spark, {**_DRIVER_SIZED,
+                                  **(_INTERPRETED if config.interpret_small else {})})
 
 
 def one_job(spark):
@@ -141,13 +150,13 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
                 counts[(r[0], r[1])] = r[2]
         n = sum(counts.values())
         if expect_large is None and n <= config.local_rows:
-            with driver_sized(spark):
+            with driver_sized(spark, config):
                 base, _ = local_relation(base)
             local = True
             if n <= config.driver_rows:
                 values = _values(base, [dfs[k].columns for k in keys])
     else:
-        with driver_sized(spark):
+        with driver_sized(spark, config):
             base, n = local_relation(packed)
         if n <= config.local_rows:
             local = True

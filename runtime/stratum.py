@@ -407,7 +407,7 @@ class StratumRuntime:
             for h in op.horizon(i):
                 (queries if isinstance(h, DataFrame) else known).append(h)
         if queries:
-            with driver_sized(queries[0].sparkSession):
+            with driver_sized(queries[0].sparkSession, self.config):
                 known += [r[0] for r in union_all(queries).collect() if r[0] is not None]
         return min(known) if known else None
 

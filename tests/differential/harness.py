@@ -58,8 +58,14 @@ def from_rows(rows: Iterable, types: tuple[Type, ...]) -> list[tuple]:
 def collect_all(frames: dict[str, Any]) -> dict[str, list]:
     """Collect several DataFrames at once. Each collect is a small Spark job whose cost is
     mostly latency, so running them from a few threads (Spark schedules concurrent jobs)
-    roughly halves the time a full comparison takes."""
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    roughly halves the time a full comparison takes. The test's relations are small: they
+    are read under the engine's settings for small actions."""
+    from runtime.physical import driver_sized
+
+    if not frames:
+        return {}
+    with driver_sized(next(iter(frames.values())).sparkSession), \
+            ThreadPoolExecutor(max_workers=4) as pool:
         rows = pool.map(lambda df: df.collect(), frames.values())
         return dict(zip(frames, rows))
 

@@ -1,0 +1,78 @@
+"""Where the differential tests' time goes: the seeded random epochs of
+tests/differential/test_engine_programs.py for some programs, in one Spark session, with the
+seconds of the engine's commits and of the comparison with the oracle (reading every relation
+back) added up per program (bench/README.md holds the results).
+
+    python bench/differential.py tc groups
+    python bench/differential.py tc --conf spark.sql.codegen.factoryMode=CODEGEN_ONLY
+
+The suite's time is mostly these epochs: a change that makes them cheaper makes `make test`
+faster, and the other way round.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("programs", nargs="+", help="programs of programs/, e.g. tc groups")
+    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting of the session (repeatable)")
+    args = ap.parse_args()
+
+    from ddlog.api import Program
+    from runtime.spark import get_session
+    from tests.differential import harness
+    from tests.differential.test_engine_programs import WORKLOADS
+    from tests.support import PROGRAMS, seed_for
+
+    conf = {"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"}
+    conf.update(item.split("=", 1) for item in args.conf)
+    spark = get_session(master="local[2]", conf=conf)  # the test suite's session
+
+    class Timed(harness.Differential):
+        seconds = {"commit": 0.0, "check": 0.0}
+
+        def check(self, changes, old=None):
+            t = time.perf_counter()
+            try:
+                return super().check(changes, old)
+            finally:
+                self.seconds["check"] += time.perf_counter() - t
+
+    for name in args.programs:
+        p = Program.load(os.path.join(PROGRAMS, f"{name}.dl"), spark,
+                         config=harness.INCREMENTAL)
+        commit = p.commit
+        d = Timed(p, name, seed_for(f"programs/{name}"))
+        d.seconds = {"commit": 0.0, "check": 0.0}
+        jobs = 0
+
+        def timed_commit():
+            nonlocal jobs
+            t = time.perf_counter()
+            try:
+                return commit()
+            finally:
+                d.seconds["commit"] += time.perf_counter() - t
+                jobs += p.last_commit.jobs
+
+        p.commit = timed_commit
+        t0 = time.perf_counter()
+        d.run(WORKLOADS[name], epochs=args.epochs)
+        print(f"{name}: {time.perf_counter() - t0:.1f}s for {args.epochs} epochs; commits "
+              f"{d.seconds['commit']:.1f}s ({jobs} jobs), checks {d.seconds['check']:.1f}s",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
