@@ -39,8 +39,6 @@ def main() -> int:
     spark = get_session(master="local[2]", conf=conf)  # the test suite's session
 
     class Timed(harness.Differential):
-        seconds = {"commit": 0.0, "check": 0.0}
-
         def check(self, changes, old=None):
             t = time.perf_counter()
             try:

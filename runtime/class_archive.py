@@ -18,9 +18,9 @@ exits (`-XX:ArchiveClassesAtExit`) and map that archive at the next start
 - The JVM's own messages about the archive are off (they go to stdout, which is the
   command's output): an archive that does not fit (another class path) is just not used.
 - Before a driver maps it, another JVM maps it and checks its checksums (0.2 s); an
-  archive that fails is removed and the driver starts without (and writes a new one). If a
-  driver still does not start with it, the caller removes it (`discard`) and starts
-  without.
+  archive that fails is removed and the driver starts without (and writes a new one). A
+  driver that then fails to start is not retried without it: the failure is the driver's
+  own (a wrong setting, say), and the archive has just been checked.
 """
 from __future__ import annotations
 
@@ -130,9 +130,6 @@ class ClassArchive:
                 capture_output=True, timeout=60).returncode == 0
         except (OSError, subprocess.SubprocessError):
             return False
-
-    def discard(self, path: str) -> None:
-        _remove(path)
 
 
 def _stop_spark() -> None:

@@ -112,17 +112,7 @@ def _launch(builder, settings: dict[str, str], level: str) -> None:
     mapped = archive.usable() if archive is not None else None
     if archive is not None:
         builder.config(key, f"{archive.options(mapped)} {settings[key]}")
-    try:
-        gateway = _start_gateway(builder, level)
-    except Exception:
-        if mapped is None:
-            raise
-        # an archive that passed its checks but still fails the JVM: start without it (the
-        # next driver writes a new one)
-        archive.discard(mapped)
-        archive = None
-        builder.config(key, settings[key])
-        gateway = _start_gateway(builder, level)
+    gateway = _start_gateway(builder, level)
     if archive is not None and mapped is None:
         archive.finish_at_exit(gateway.proc)
     SparkContext._ensure_initialized(gateway=gateway)
