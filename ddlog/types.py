@@ -277,6 +277,23 @@ KIND_METHODS: dict[type, str] = {
 }
 
 
+def is_u64(t: Type) -> bool:
+    """Whether values of `t` are 64-bit unsigned (`bit<64>`, `u64`, `usize`). Spark has no
+    unsigned type: they are stored as their bits in a signed Long (values from 2^63 up are
+    negative Longs), so ordering, division, `>>`, widening and text treat them apart."""
+    return isinstance(t, TInt) and not t.signed and t.width == 64
+
+
+def contains_u64(t: Type) -> bool:
+    """Whether a value of `t` holds a 64-bit unsigned integer somewhere (its order on Spark
+    then differs from the Spark type's natural order)."""
+    if is_u64(t):
+        return True
+    if isinstance(t, TStruct):
+        return any(contains_u64(ft) for c in t.ctors for _, ft in c.fields)
+    return any(contains_u64(x) for x in _parts(t))
+
+
 def is_numeric(t: Type) -> bool:
     return isinstance(t, (TInt, TFloat))
 

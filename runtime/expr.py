@@ -17,7 +17,7 @@ from ddlog.builtins import CLOSURE_OPS, FUNCTIONS, GROUP_METHODS
 from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
 from ddlog.types import (TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, TVec,
-                         Type)
+                         Type, contains_u64, is_u64)
 from runtime.schema import spark_type
 
 Env = dict[str, Column]
@@ -27,11 +27,13 @@ def wrap(c: Column, t: Type) -> Column:
     """Reduce an integer column to the range of `t`."""
     if not isinstance(t, TInt) or t.width is None:
         return c
-    if t.width >= 64:
+    if t.width == 64:
+        return c  # a Long holds every value of bit<64> and signed<64> as its 64 bits
+    if t.width > 64:
         if t.signed:
             return c
-        # An unsigned value is stored in a signed Long: below 0 it has wrapped past what the
-        # Long holds (2^64 - 1 would need a 65th bit), an error as bigint overflow is.
+        # A bit<128> is stored in a signed Long: below 0 it has wrapped past what the Long
+        # holds, an error as bigint overflow is.
         return F.when(c < 0, F.raise_error(F.lit(
             f"integer overflow: the result does not fit in {t} as stored (64-bit signed, so 0 "
             f"to 2^63 - 1)"))).otherwise(c)
@@ -42,7 +44,85 @@ def wrap(c: Column, t: Type) -> Column:
     return F.pmod(c, F.lit(m))
 
 
+# -- 64-bit integers -------------------------------------------------------------------------
+# bit<64> (u64, usize) has no Spark type: its values are stored as their 64 bits in a Long,
+# from 2^63 up as negative Longs (ddlog.types.is_u64). Equality, hashing, +, -, * and the
+# bitwise operators are the same on the bits; ordering, division, `>>`, widening and text are
+# not, and go through the functions below. A 20-digit decimal holds every unsigned value.
+
+_DEC = "decimal(20,0)"
+_LONG_MIN = -(1 << 63)
+
+
+def _two64() -> Column:
+    return F.lit(str(1 << 64)).cast("decimal(21,0)")
+
+
+def unsigned_value(c: Column) -> Column:
+    """The unsigned value of a bit<64> stored as a Long, as a decimal."""
+    return F.when(c >= 0, c.cast(_DEC)).otherwise((c.cast(_DEC) + _two64()).cast(_DEC))
+
+
+def long_bits(d: Column) -> Column:
+    """The Long holding the low 64 bits of an integral decimal (its value modulo 2^64, in
+    two's complement)."""
+    m = F.pmod(d, _two64())
+    return F.when(m >= F.lit(str(1 << 63)).cast(_DEC), m - _two64()).otherwise(m).cast("long")
+
+
+def order_key(c: Column, t: Type) -> Column:
+    """A Column whose Spark order is DDlog's order of `c`'s values: the same column, except
+    that each bit<64> inside has its sign bit flipped (so 2^63 and up sort after 2^63 - 1)."""
+    if not contains_u64(t):
+        return c
+    if is_u64(t):
+        return c.bitwiseXOR(F.lit(_LONG_MIN))
+    if isinstance(t, TOption):
+        return order_key(c, t.elem)
+    if isinstance(t, TTuple):
+        return F.struct(*[order_key(c.getField(f"_{k}"), it).alias(f"_{k}")
+                          for k, it in enumerate(t.items)])
+    if isinstance(t, (TVec, TSet, TMap)):
+        return F.transform(c, lambda x: order_key(x, t.elem))
+    if isinstance(t, TStruct):
+        def fields(s: Column, ctor) -> Column:
+            return F.struct(*[order_key(s.getField(n), ft).alias(n) for n, ft in ctor.fields])
+        if not t.is_enum:
+            return fields(c, t.ctors[0])
+        return F.struct(c.getField("_tag").alias("_tag"),
+                        *[fields(c.getField(k.name), k).alias(k.name) for k in t.ctors
+                          if k.fields])
+    return c
+
+
+def sort(arr: Column, elem: Type | None) -> Column:
+    """An array sorted in DDlog's order of its elements (`elem`: their type)."""
+    if elem is None or not contains_u64(elem):
+        return F.sort_array(arr)
+    keyed = F.transform(arr, lambda x: F.struct(order_key(x, elem).alias("k"), x.alias("v")))
+    return F.transform(F.sort_array(keyed), lambda p: p["v"])
+
+
+def arith(op: str, a: Column, b: Column, t: Type) -> Column:
+    """`a + b`, `a - b`, `a * b` in the type `t`: bigint overflow is an error (ANSI mode),
+    fixed widths wrap. Where the exact result of two values of the width may leave the Long
+    (a sum from 63 bits, a product from 32), ANSI arithmetic would fail: there the Long
+    operation is tried and, when it overflows, the result is taken from decimals (same bits
+    modulo 2^64, then the type's width)."""
+    plain = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}[op]
+    if not isinstance(t, TInt) or t.width is None or t.width > 64:
+        return wrap(plain(), t)
+    if t.width <= (31 if op == "*" else 62):
+        return wrap(plain(), t)
+    tried = {"+": F.try_add, "-": F.try_subtract, "*": F.try_multiply}[op](a, b)
+    x, y = a.cast(_DEC), b.cast(_DEC)
+    exact = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y}[op]()
+    return wrap(F.coalesce(tried, long_bits(exact)), t)
+
+
 def lit(value: object, t: Type | None) -> Column:
+    if is_u64(t) and isinstance(value, int) and value >= 1 << 63:
+        value -= 1 << 64  # its bits in a Long
     if value is None:
         return F.lit(None).cast(spark_type(t))
     if t is not None and not isinstance(t, TOption):
@@ -50,21 +130,25 @@ def lit(value: object, t: Type | None) -> Column:
     return F.lit(value)
 
 
-def canonical_set(arr: Column) -> Column:
-    return F.sort_array(F.array_distinct(arr))
+def canonical_set(arr: Column, t: Type | None = None) -> Column:
+    """A Set (of type `t`) from its elements: without duplicates, sorted."""
+    return sort(F.array_distinct(arr), t.elem if isinstance(t, TSet) else None)
 
 
-def canonical_map(arr: Column) -> Column:
-    """A Map from its entries (structs _0 key, _1 value) in order: an entry is kept unless a
-    later one has its key (the last insert wins), then sorted by key."""
+def canonical_map(arr: Column, t: Type | None = None) -> Column:
+    """A Map (of type `t`) from its entries (structs _0 key, _1 value) in order: an entry is
+    kept unless a later one has its key (the last insert wins), then sorted by key."""
     def later_same_key(e: Column, i: Column) -> Column:
         same = F.transform(arr, lambda f, j: (j > i) & f["_0"].eqNullSafe(e["_0"]))
         return F.exists(same, lambda b: b)
-    return F.sort_array(F.filter(arr, lambda e, i: ~later_same_key(e, i)))
+    return sort(F.filter(arr, lambda e, i: ~later_same_key(e, i)),
+                t.elem if isinstance(t, TMap) else None)
 
 
 def compare(a: Column, b: Column, op: str, t: Type | None) -> Column:
     """Ordering comparison; for Options, None sorts before every Some."""
+    if t is not None and contains_u64(t):
+        a, b = order_key(a, t), order_key(b, t)
     plain = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
     if not isinstance(t, TOption):
         return plain
@@ -82,7 +166,41 @@ def to_string(c: Column, t: Type) -> Column:
         return c
     if isinstance(t, TBool):
         return F.when(c, F.lit("true")).otherwise(F.lit("false"))
+    if is_u64(t):
+        return F.when(c >= 0, c.cast("string")).otherwise(unsigned_value(c).cast("string"))
     return c.cast("string")
+
+
+def cast(c: Column, src: Type, dst: Type) -> Column:
+    """`x as T` (integers wrap into the target's width)."""
+    if is_u64(src) and isinstance(dst, TString):
+        return to_string(c, src)
+    if is_u64(src) and isinstance(dst, TFloat):
+        return F.when(c >= 0, c.cast(spark_type(dst))) \
+            .otherwise(unsigned_value(c).cast(spark_type(dst)))
+    if is_u64(src) and isinstance(dst, TInt) and (dst.width is None or dst.width > 64):
+        # the value is kept, and the Long that stores a bigint or a bit<128> ends at 2^63 - 1
+        return F.when(c < 0, F.raise_error(F.lit(
+            f"integer overflow: a {src} from 2^63 up does not fit in {dst} (stored in a "
+            f"64-bit signed integer)"))).otherwise(c)
+    return wrap(c.cast(spark_type(dst)), dst)
+
+
+def divide(op: str, a: Column, b: Column, t: Type) -> Column:
+    """Integer `/` (truncating toward zero, as Rust) and `%` (the sign of the dividend); ANSI
+    mode fails on a zero divisor. A bit<64> from 2^63 up divides as its unsigned value."""
+    if op == "/":
+        plain = F.call_function("div", a, b)
+    else:
+        plain = a % b
+    if not is_u64(t):
+        return wrap(plain, t)
+    ua, ub = unsigned_value(a), unsigned_value(b)
+    if op == "/":  # a quotient from 2^63 up only comes from a divisor of 1
+        slow = F.when(b == 1, a).otherwise(F.call_function("div", ua, ub))
+    else:
+        slow = long_bits(ua % ub)
+    return F.when((a >= 0) & (b >= 0), plain).otherwise(slow)
 
 
 def value(v: Any, t: Type) -> Column:
@@ -119,6 +237,10 @@ class SparkLowering:
     value = staticmethod(value)
     spark_type = staticmethod(spark_type)
     wrap = staticmethod(wrap)
+    arith = staticmethod(arith)
+    long_bits = staticmethod(long_bits)
+    sort = staticmethod(sort)
+    order_key = staticmethod(order_key)
     compare = staticmethod(compare)
     to_string = staticmethod(to_string)
     canonical_set = staticmethod(canonical_set)
@@ -141,13 +263,12 @@ def shift(op: str, a: Column, n: Column, t: TInt) -> Column:
         m = n % F.lit((1 << (width - 1).bit_length()))
         if op == ">>":
             sign = shr(a, F.lit(63)) if t.signed else F.lit(0).cast("long")
+            if width == 64 and not t.signed:  # the bits of a bit<64>, shifted in zeros
+                return F.when(m >= width, sign).otherwise(
+                    F.call_function("shiftrightunsigned", a, m.cast("int")))
             return F.when(m >= width, sign).otherwise(shr(a, m))
         shifted = shl(a, m) if width == 64 else wrap(shl(a, m), t)
         out = F.when(m >= width, F.lit(0).cast("long")).otherwise(shifted)
-        if width == 64 and not t.signed:  # a u64 above 2^63 has no Long to live in
-            out = F.when(out < 0, F.raise_error(F.lit(
-                f"integer overflow: a shift left does not fit in {t} (stored in 64 bits)")))\
-                .otherwise(out)
         return out
     # bigint, and bit<N>/signed<N> wider than the Long they are stored in: exact
     if width is not None:
@@ -201,7 +322,8 @@ class _Compiler:
         if e.op == "not":
             return ~x
         if e.op == "-":
-            return wrap(-x, e.ty)
+            return arith("-", F.lit(0).cast("long"), x, e.ty) if isinstance(e.ty, TInt) \
+                else -x
         if e.op == "~":
             return wrap(F.bitwise_not(x), e.ty)
         raise ValueError(e.op)
@@ -223,21 +345,16 @@ class _Compiler:
             if isinstance(t, TInt):  # bit<N> ++ bit<M>: a's bits above b's
                 return wrap(F.shiftleft(a, e.right.ty.width).bitwiseOR(b), t)
             return F.concat(a, b)
-        if op == "+":
-            return wrap(a + b, t)
-        if op == "-":
-            return wrap(a - b, t)
-        if op == "*":
-            return wrap(a * b, t)
+        if op in ("+", "-", "*"):
+            return arith(op, a, b, t)
         if op == "/":
             if isinstance(t, TFloat):
                 return (a / b).cast(spark_type(t))
-            # `div` truncates toward zero (Rust semantics); ANSI mode fails on a zero divisor.
-            return wrap(F.call_function("div", a, b), t)
+            return divide(op, a, b, t)
         if op == "%":
             if isinstance(t, TFloat):
                 return a % b
-            return wrap(a % b, t)
+            return divide(op, a, b, t)
         if op == "&":
             return a.bitwiseAND(b)
         if op == "|":
@@ -252,7 +369,7 @@ class _Compiler:
         return F.when(self.expr(e.cond), self.expr(e.then)).otherwise(self.expr(e.other))
 
     def e_Cast(self, e: ir.Cast) -> Column:
-        return wrap(self.expr(e.arg).cast(spark_type(e.ty)), e.ty)
+        return cast(self.expr(e.arg), e.arg.ty, e.ty)
 
     # -- data -----------------------------------------------------------------------------
 
@@ -264,8 +381,8 @@ class _Compiler:
             return F.array().cast(spark_type(e.ty))
         arr = F.array(*[self.expr(x) for x in e.items])
         if isinstance(e.ty, TMap):
-            return canonical_map(arr)
-        return canonical_set(arr) if isinstance(e.ty, TSet) else arr
+            return canonical_map(arr, e.ty)
+        return canonical_set(arr, e.ty) if isinstance(e.ty, TSet) else arr
 
     def e_Some(self, e: ir.Some) -> Column:
         return self.expr(e.arg)  # an Option is its value, None is null

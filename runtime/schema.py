@@ -2,7 +2,8 @@
 mapping is one class (ddlog.types.TypeMapping), with one method per kind of type.
 
 bool→Boolean, string→String, every integer→Long (bigint overflow is an error under ANSI mode;
-bit<N>/signed<N> wrap explicitly), float/double→Float/Double, tuples→Struct(_0, _1, ..),
+bit<N>/signed<N> wrap explicitly; a bit<64> holds its 64 bits, so values from 2^63 up are
+negative Longs), float/double→Float/Double, tuples→Struct(_0, _1, ..),
 Vec/Set→Array (a Set's array is sorted and without duplicates), Option<T>→T nullable (None is
 null), a struct type→Struct of its fields, an enum→Struct(_tag, one nested struct per
 constructor that has fields), Group<K,V>→Struct(key, items: Array<V>).
@@ -16,7 +17,7 @@ from typing import Any
 
 from pyspark.sql import types as T
 
-from ddlog.types import TInt, TOption, TypeMapping, TStruct, Type
+from ddlog.types import TInt, TOption, TypeMapping, TStruct, Type, is_u64
 from ddlog.values import Closure, Group, Record, canonical_map, canonical_set
 
 WEIGHT = "_w"
@@ -99,7 +100,11 @@ class ToSpark(TypeMapping):
     def on_bool(self, t, v):
         return v
 
-    on_string = on_int = on_bool
+    on_string = on_bool
+
+    def on_int(self, t, v):
+        # a bit<64> from 2^63 up is stored as its bits, a negative Long (ddlog.types.is_u64)
+        return v - (1 << 64) if is_u64(t) and v >= 1 << 63 else v
 
     def on_func(self, t, v):
         return (v.id, v.text, v.env, v.args)
@@ -146,7 +151,10 @@ class FromSpark(TypeMapping):
     def on_bool(self, t, v):
         return v
 
-    on_string = on_int = on_bool
+    on_string = on_bool
+
+    def on_int(self, t, v):
+        return v + (1 << 64) if is_u64(t) and v < 0 else v
 
     def on_func(self, t, v):
         return Closure(v["id"], v["text"], v["env"], v["args"])

@@ -44,10 +44,14 @@ class Lowering(Protocol):
     def value(self, v: Any, t: "Type") -> Any: ...  # a constant of any type (ddlog/values)
     def spark_type(self, t: "Type") -> Any: ...
     def wrap(self, c: Any, t: "Type") -> Any: ...
+    def arith(self, op: str, a: Any, b: Any, t: "Type") -> Any: ...  # + - * in the type
+    def long_bits(self, d: Any) -> Any: ...  # an integral decimal's low 64 bits, as a Long
     def compare(self, a: Any, b: Any, op: str, t: "Type") -> Any: ...
+    def order_key(self, c: Any, t: "Type") -> Any: ...  # Spark's order of it is DDlog's
+    def sort(self, arr: Any, elem: "Type") -> Any: ...  # in DDlog's order of the elements
     def to_string(self, c: Any, t: "Type") -> Any: ...
-    def canonical_set(self, arr: Any) -> Any: ...
-    def canonical_map(self, arr: Any) -> Any: ...  # entries in order -> a Map (last wins)
+    def canonical_set(self, arr: Any, t: "Type") -> Any: ...  # t: the Set type
+    def canonical_map(self, arr: Any, t: "Type") -> Any: ...  # entries in order (last wins)
 
 
 TypeRule = Callable[[Args, "Type | None"], "Type"]

@@ -12,7 +12,7 @@ from ddlog.builtins.base import Args, Builtin
 from ddlog.builtins.library import LIBRARY
 from ddlog.builtins.maps import MAP_ONLY, ON_MAPS, overload
 from ddlog.types import (BOOL, STRING, TInt, TOption, TSet, TVec, Type, is_numeric,
-                         is_scalar)
+                         is_scalar, is_u64)
 from ddlog.values.ops import LOWER, UPPER, compare, fix_number, render
 
 
@@ -106,9 +106,12 @@ _DECIMAL = {False: r"^\+?[0-9]+$", True: r"^[+-]?[0-9]+$"}
 def _parse_dec_spark(signed: bool):
     def lower(sx, a, ts, t):
         F = sx.F
-        value = a[0].try_cast("long")
-        if not signed:
-            value = F.when(value >= 0, value)
+        if signed:
+            value = a[0].try_cast("long")
+        else:  # up to 2^64 - 1, stored as its bits in a Long
+            exact = a[0].try_cast("decimal(38,0)")  # leading zeros are allowed
+            value = F.when(exact < F.lit(str(1 << 64)).cast("decimal(21,0)"),
+                           sx.long_bits(exact))
         return F.when(a[0].rlike(_DECIMAL[signed]), value)
     return lower
 
@@ -118,7 +121,7 @@ def _parse_dec_python(signed: bool):
         if not re.match(_DECIMAL[signed], a[0]):
             return None
         v = int(a[0])
-        return v if (-(1 << 63) if signed else 0) <= v < 1 << 63 else None
+        return v if (-(1 << 63) <= v < 1 << 63 if signed else 0 <= v < 1 << 64) else None
     return meaning
 
 
@@ -177,7 +180,8 @@ _FUNCTIONS: dict[str, Builtin] = {**LIBRARY, **{b.name: b for b in [
           ("intern", "intern(A) -> Intern<A>", "the value interned (Intern<A> is A here)"),
           ("ival", "ival(Intern<A>) -> A", "the value of an interned one")]],
     Builtin("abs", 1, "abs(N) -> N, N an integer or float type", "absolute value (wraps)",
-            _abs_type, lambda sx, a, ts, t: sx.wrap(sx.F.abs(a[0]), t),
+            _abs_type,
+            lambda sx, a, ts, t: a[0] if is_u64(t) else sx.wrap(sx.F.abs(a[0]), t),
             lambda a, ts, t: fix_number(abs(a[0]), t)),
     Builtin("min", 2, "min(T, T) -> T, T a scalar type", "the smaller of two values",
             _min_max_type,

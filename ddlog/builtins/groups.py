@@ -34,7 +34,7 @@ def _sum_of_spark(sx, args, types, ty):
     F = sx.F
     items = args[0].getField("items")
     return sx.wrap(F.aggregate(F.transform(items, args[1]), sx.lit(0, ty),
-                               lambda acc, x: acc + x), ty)
+                               lambda acc, x: sx.arith("+", acc, x, ty)), ty)
 
 
 def _sum_of_python(args, types, ty):

@@ -55,7 +55,7 @@ def _like(t: Type, elem: Type) -> Type:
 
 
 def _rebuild_spark(sx, arr, t: Type):
-    return sx.canonical_set(arr) if isinstance(t, TSet) else arr
+    return sx.canonical_set(arr, t) if isinstance(t, TSet) else arr
 
 
 def _rebuild(items, t: Type) -> tuple:
@@ -182,7 +182,10 @@ def _fold_python(args, types, ty):
 def _arg_spark(best_of: str, last: bool):
     def lower(sx, args, types, ty):
         F = sx.F
-        items, fn = _items_spark(args[0], types[0]), args[1]
+        items, result = _items_spark(args[0], types[0]), types[1].result
+
+        def fn(x):  # the closure's value, in an order Spark's array_min/max follow
+            return sx.order_key(args[1](x), result)
         best = getattr(F, best_of)(F.transform(items, fn))
         ties = F.filter(items, lambda x: fn(x).eqNullSafe(best))
         return F.get(ties, F.size(ties) - 1) if last else F.get(ties, F.lit(0))
@@ -558,7 +561,7 @@ def _pow_spark(sx, args, types, ty):
     base, n = args
     # exact (a double's pow would round): n multiplications, each wrapped to the type
     return F.aggregate(F.array_repeat(base, n.cast("int")), sx.lit(1, ty),
-                       lambda acc, x: sx.wrap(acc * x, ty))
+                       lambda acc, x: sx.arith("*", acc, x, ty))
 
 
 def _pow_python(args, types, ty):
@@ -699,7 +702,7 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
             "the last element", _first_type, _end_spark(True), _end_python(True)),
     Builtin("to_set", 1, "to_set(Vec<A> | Group<K, A> | Option<A> | Set<A>) -> Set<A>",
             "the distinct elements, sorted", _to_set_type,
-            lambda sx, a, ts, t: sx.canonical_set(_option_items_spark(sx, a[0], ts[0])),
+            lambda sx, a, ts, t: sx.canonical_set(_option_items_spark(sx, a[0], ts[0]), t),
             lambda a, ts, t: canonical_set(_option_items(a[0], ts[0]))),
     Builtin("to_vec", 1, "to_vec(Set<A> | Group<K, A> | Option<A> | Vec<A>) -> Vec<A>",
             "the elements in order", _to_vec_type,
@@ -717,10 +720,10 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
             _append_type, lambda sx, a, ts, t: sx.F.concat(a[0], a[1]),
             lambda a, ts, t: a[0] + a[1]),
     Builtin("sort", 1, "sort(Vec<A>) -> Vec<A>", "sorted (`v.sort();` changes v)", _same_vec,
-            lambda sx, a, ts, t: sx.F.sort_array(a[0]),
+            lambda sx, a, ts, t: sx.sort(a[0], ts[0].elem),
             lambda a, ts, t: tuple(sorted(a[0], key=sort_key))),
     Builtin("sort_imm", 1, "sort_imm(Vec<A>) -> Vec<A>", "sorted", _same_vec,
-            lambda sx, a, ts, t: sx.F.sort_array(a[0]),
+            lambda sx, a, ts, t: sx.sort(a[0], ts[0].elem),
             lambda a, ts, t: tuple(sorted(a[0], key=sort_key))),
     Builtin("dedup", 1, "dedup(Vec<A>) -> Vec<A>",
             "without consecutive repeats (`v.dedup();` changes v)", _same_vec, _dedup_spark,
@@ -763,21 +766,21 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
     # Set
     Builtin("insert", 2, "insert(Set<A>, A) -> Set<A>",
             "the Set with the element (`s.insert(x);` changes s)", _set_elem_type,
-            lambda sx, a, ts, t: sx.canonical_set(sx.F.concat(a[0], sx.F.array(a[1]))),
+            lambda sx, a, ts, t: sx.canonical_set(sx.F.concat(a[0], sx.F.array(a[1])), t),
             lambda a, ts, t: canonical_set(a[0] + (a[1],))),
     Builtin("insert_imm", 2, "insert_imm(Set<A>, A) -> Set<A>", "the Set with the element",
             _set_elem_type,
-            lambda sx, a, ts, t: sx.canonical_set(sx.F.concat(a[0], sx.F.array(a[1]))),
+            lambda sx, a, ts, t: sx.canonical_set(sx.F.concat(a[0], sx.F.array(a[1])), t),
             lambda a, ts, t: canonical_set(a[0] + (a[1],))),
     Builtin("remove", 2, "remove(Set<A>, A) -> Set<A>",
             "the Set without the element (`s.remove(x);` changes s)", _set_elem_type,
             lambda sx, a, ts, t: sx.F.array_remove(a[0], a[1]),
             lambda a, ts, t: tuple(x for x in a[0] if x != a[1])),
     Builtin("union", 2, "union(Set<A>, Set<A>) -> Set<A>", "the elements of either",
-            _two_sets_type, lambda sx, a, ts, t: sx.canonical_set(sx.F.array_union(a[0], a[1])),
+            _two_sets_type, lambda sx, a, ts, t: sx.canonical_set(sx.F.array_union(a[0], a[1]), t),
             lambda a, ts, t: canonical_set(a[0] + a[1])),
     Builtin("set_union", 2, "set_union(Set<A>, Set<A>) -> Set<A>", "the elements of either",
-            _two_sets_type, lambda sx, a, ts, t: sx.canonical_set(sx.F.array_union(a[0], a[1])),
+            _two_sets_type, lambda sx, a, ts, t: sx.canonical_set(sx.F.array_union(a[0], a[1]), t),
             lambda a, ts, t: canonical_set(a[0] + a[1])),
     Builtin("set_intersection", 2, "set_intersection(Set<A>, Set<A>) -> Set<A>",
             "the elements of both", _two_sets_type,

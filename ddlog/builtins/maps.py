@@ -190,7 +190,8 @@ def _map_spark(sx, a, ts, t):
 
 
 def _map_keys_spark(sx, a, ts, t):
-    return sx.canonical_map(sx.F.transform(a[0], lambda e: _entry(sx, a[1](e["_0"]), e["_1"])))
+    return sx.canonical_map(sx.F.transform(a[0], lambda e: _entry(sx, a[1](e["_0"]), e["_1"])),
+                            t)
 
 
 def _filter_map_spark(sx, a, ts, t):
@@ -267,7 +268,7 @@ def _to_map_python(a, ts, t):
 
 def _to_map_spark(sx, a, ts, t):
     items = a[0].getField("items") if isinstance(ts[0], TGroup) else a[0]
-    return sx.canonical_map(items)
+    return sx.canonical_map(items, t)
 
 
 # -- the entries ---------------------------------------------------------------------------
@@ -324,12 +325,12 @@ ON_MAPS: dict[str, Builtin] = {b.name: b for b in [
     Builtin("insert", 3, "insert(Map<K, V>, K, V) -> Map<K, V>",
             "the Map with the key's value set (`m.insert(k, v);` changes m)", _insert_type,
             lambda sx, a, ts, t: sx.canonical_map(
-                sx.F.concat(a[0], sx.F.array(_entry(sx, a[1], a[2])))),
+                sx.F.concat(a[0], sx.F.array(_entry(sx, a[1], a[2]))), t),
             lambda a, ts, t: canonical_map(a[0] + ((a[1], a[2]),))),
     Builtin("insert_imm", 3, "insert_imm(Map<K, V>, K, V) -> Map<K, V>",
             "the Map with the key's value set", _insert_type,
             lambda sx, a, ts, t: sx.canonical_map(
-                sx.F.concat(a[0], sx.F.array(_entry(sx, a[1], a[2])))),
+                sx.F.concat(a[0], sx.F.array(_entry(sx, a[1], a[2]))), t),
             lambda a, ts, t: canonical_map(a[0] + ((a[1], a[2]),))),
     Builtin("remove", 2, "remove(Map<K, V>, K) -> Map<K, V>",
             "the Map without the key (`m.remove(k);` changes m)", _key_type(lambda t: t),
@@ -337,7 +338,7 @@ ON_MAPS: dict[str, Builtin] = {b.name: b for b in [
             lambda a, ts, t: tuple((k, v) for k, v in a[0] if k != a[1])),
     Builtin("union", 2, "union(Map<K, V>, Map<K, V>) -> Map<K, V>",
             "the entries of both (the second's value for a key in both)", _union_type,
-            lambda sx, a, ts, t: sx.canonical_map(sx.F.concat(a[0], a[1])),
+            lambda sx, a, ts, t: sx.canonical_map(sx.F.concat(a[0], a[1]), t),
             lambda a, ts, t: canonical_map(a[0] + a[1])),
     Builtin("map", 2, "map(Map<K, V>, |V| W or |K, V| W) -> Map<K, W>",
             "the values changed by the closure", _map_type, _map_spark, _map_python),

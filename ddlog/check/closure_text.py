@@ -22,8 +22,7 @@ or a vector literal) it gives None, and the closure prints the program's text in
 from __future__ import annotations
 
 from ddlog.syntax import ast
-from ddlog.types import (TBool, TFloat, TFunc, TGroup, TInt, TMap, TOption, TSet, TString,
-                         TStruct, TTuple, TVec, Type)
+from ddlog.types import TFloat, TFunc, TGroup, TInt, TMap, TSet, TStruct, TTuple, TVec, TypeMapping
 
 # The library functions that DDlog defines in a module of their receiver's kind; every other
 # library function is in `ddlog_std`.
@@ -157,31 +156,52 @@ def _haskell_show(s: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _type(t: Type, outer: bool = False) -> str:
-    if isinstance(t, TBool):
+class _TypeText(TypeMapping):
+    """A type as DDlog's compiler writes it in a closure's text: library types by their
+    module's names (`ddlog_std::Vec<ddlog_std::s64>`), an integer of an aliased width by its
+    alias except where `outer` (a parameter's or the result's own type)."""
+
+    def on_bool(self, t, outer=False):
         return "bool"
-    if isinstance(t, TString):
+
+    def on_string(self, t, outer=False):
         return "string"
-    if isinstance(t, TInt):
+
+    def on_int(self, t: TInt, outer=False):
         if t.width is None:
             return "bigint"
         if not outer and t.width in ALIASED_WIDTHS:
             return f"ddlog_std::{'s' if t.signed else 'u'}{t.width}"
         return f"{'signed' if t.signed else 'bit'}<{t.width}>"
-    if isinstance(t, TFloat):
+
+    def on_float(self, t: TFloat, outer=False):
         return "float" if t.bits == 32 else "double"
-    if isinstance(t, TTuple):
-        return f"({', '.join(_type(i) for i in t.items)})"
-    if isinstance(t, TFunc):
-        return f"function({', '.join(_type(p) for p in t.params)}):{_type(t.result)}"
-    generic = {TVec: "Vec", TSet: "Set", TOption: "Option"}
-    for kind, name in generic.items():
-        if isinstance(t, kind):
-            return f"ddlog_std::{name}<{_type(t.elem)}>"  # type: ignore[attr-defined]
-    if isinstance(t, TMap):
-        return f"ddlog_std::Map<{_type(t.key)},{_type(t.value)}>"
-    if isinstance(t, TGroup):
-        return f"ddlog_std::Group<{_type(t.key)},{_type(t.elem)}>"
-    if isinstance(t, TStruct) and "<" not in t.name:
+
+    def on_tuple(self, t: TTuple, outer=False):
+        return f"({', '.join(self(i) for i in t.items)})"
+
+    def on_func(self, t: TFunc, outer=False):
+        return f"function({', '.join(self(p) for p in t.params)}):{self(t.result)}"
+
+    def on_vec(self, t, outer=False):
+        return f"ddlog_std::Vec<{self(t.elem)}>"
+
+    def on_set(self, t, outer=False):
+        return f"ddlog_std::Set<{self(t.elem)}>"
+
+    def on_option(self, t, outer=False):
+        return f"ddlog_std::Option<{self(t.elem)}>"
+
+    def on_map(self, t: TMap, outer=False):
+        return f"ddlog_std::Map<{self(t.key)},{self(t.value)}>"
+
+    def on_group(self, t: TGroup, outer=False):
+        return f"ddlog_std::Group<{self(t.key)},{self(t.elem)}>"
+
+    def on_struct(self, t: TStruct, outer=False):
+        if "<" in t.name:  # an instance of a generic user type: not rendered
+            raise Unrendered()
         return t.name
-    raise Unrendered()
+
+
+_type = _TypeText()

@@ -426,11 +426,28 @@ class ExprChecker:
             except TypeCheckError as err:
                 # `var v = [-5, 0]; .. v.find(|y| y == x)` with x: s64: the literals' default
                 # bigint was wrong where a use wants another integer type for the elements
-                retyped = self.defaulted(pristine.value, sc, err)
+                retyped = self.defaulted(pristine.value, sc, err) or \
+                    self.first_use(pristine, sc, hint)
                 if retyped is None:
                     raise
                 return self._let(pristine, sc, hint, retyped, flex=False)
         return self._let(e, sc, hint, want, flex=False)
+
+    def first_use(self, e: ast.Let, sc: Scope, hint) -> Type | None:
+        """`var low = 'hffffffffffffffff; .. low = price` with price: u64: a literal beyond
+        bigint's range (where its default type fails) takes the type of the variable's first
+        use, found by checking the same code with the literal as 0."""
+        if not (isinstance(e.value, ast.Lit) and e.value.kind == "int" and e.value.width is None):
+            return None
+        trial = copy.deepcopy(e)
+        trial.value.value = 0
+        try:
+            self._let(trial, sc, hint, None, flex=True)
+        except Retype as r:
+            return r.ty if r.var == e.var else None
+        except TypeCheckError:
+            return None
+        return None
 
     def defaulted(self, value: ast.Expr, sc: Scope, err: TypeCheckError) -> Type | None:
         """The type `value`'s untyped literals take when a mismatch between bigint (their

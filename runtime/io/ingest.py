@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ddlog.errors import DDlogError
-from ddlog.types import RelationInfo, TBool, TInt, TOption, TString, Type
+from ddlog.types import RelationInfo, TBool, TInt, TOption, TString, Type, is_u64
 from ddlog.values import conforms
 from runtime.physical import local_frame
 from runtime.schema import col_name, invalid_value, relation_schema, spark_type, to_spark
@@ -160,7 +160,9 @@ def _convert(c, t: Type, from_text: bool, have):
 
     want = spark_type(t)
     if have.simpleString() == want.simpleString():
-        return c
+        return c  # a Long for a bit<64>: its bits (what the engine's own DataFrames hold)
+    if is_u64(t.elem if isinstance(t, TOption) else t):
+        return _u64(F.trim(c) if from_text else c)
     if from_text:
         inner = t.elem if isinstance(t, TOption) else t
         if isinstance(inner, TString):
@@ -172,8 +174,20 @@ def _convert(c, t: Type, from_text: bool, have):
     return c.cast(want)
 
 
+def _u64(c):
+    """A bit<64> from its value (text or a decimal): its bits in a Long, null if the value is
+    not one of 0 to 2^64 - 1."""
+    from pyspark.sql import functions as F
+
+    from runtime.expr import long_bits
+
+    exact = c.try_cast("decimal(20,0)")
+    return F.when((exact >= 0) & (exact < F.lit(str(1 << 64)).cast("decimal(21,0)")),
+                  long_bits(exact))
+
+
 def _range(t: TInt) -> tuple[int, int] | None:
-    if t.width is None or t.width > 64 or (t.width == 64 and t.signed):
+    if t.width is None or t.width >= 64:  # any Long: a bit<64> is stored as its bits
         return None
     if t.signed:
         return -(1 << (t.width - 1)), (1 << (t.width - 1)) - 1
@@ -194,6 +208,9 @@ def _check_values(both, info: RelationInfo, where: str, error: ErrorClass, text:
             problems.append((given & c.isNull(), f"column {name}: not a {inner}"))
         if not isinstance(t, TOption):
             problems.append((raw.isNull(), f"column {name}: missing value"))
+        if not text and is_u64(inner):  # a decimal outside 0 to 2^64 - 1
+            problems.append((raw.isNotNull() & c.isNull(),
+                             f"column {name}: out of range for {inner}"))
         if isinstance(inner, TInt) and _range(inner) is not None:
             lo, hi = _range(inner)
             problems.append(((c < lo) | (c > hi), f"column {name}: out of range for {inner}"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from ddlog.types import RelationInfo
+from ddlog.types import RelationInfo, TOption, is_u64
 from runtime.errors import describe
 from runtime.io.sources import check_csv_columns
 from runtime.io.specs import BindingError, Spec
@@ -37,6 +37,8 @@ def write_sink(spec: Spec, df, info: RelationInfo) -> None:
     from pyspark.errors import PySparkException
 
     check_sink_path(spec)
+    if spec.kind in ("csv", "json"):  # text: a bit<64> column's values, not its stored bits
+        df = _u64_values(df, info)
     try:
         w = df.write.mode("overwrite")
         if spec.kind == "table":
@@ -53,3 +55,13 @@ def write_sink(spec: Spec, df, info: RelationInfo) -> None:
     except PySparkException as err:
         raise BindingError(f"cannot write {spec}: {describe(err)}") from None
 
+
+def _u64_values(df, info: RelationInfo):
+    from runtime.expr import unsigned_value
+
+    u64 = [k for k, t in enumerate(info.column_types)
+           if is_u64(t.elem if isinstance(t, TOption) else t)]
+    if not u64:
+        return df
+    return df.select(*[unsigned_value(df[n]).alias(n) if k in u64 else df[n]
+                       for k, n in enumerate(df.columns)])

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import GroupBy
 from runtime.config import DEFAULT, Config
-from runtime.expr import compile_expr
+from runtime.expr import compile_expr, sort
 from runtime.operators.base import Context, Operator, Step, narrow
 from runtime.schema import WEIGHT
 from runtime.trace import TraceView
@@ -29,6 +29,7 @@ class GroupByOp(Operator):
         self.in_cols = in_cols
         self.keys = keys
         self.elem = compile_expr(elem)
+        self.elem_type = elem.ty
         self.column = column
 
     @classmethod
@@ -50,7 +51,7 @@ class GroupByOp(Operator):
         if self.counted:  # each valuation once per unit of its multiplicity
             items = F.flatten(F.collect_list(F.array_repeat("__e", F.col(WEIGHT).cast("int"))))
         g = (rows.select(*self.keys, self.elem.alias("__e"), WEIGHT)
-             .groupBy(*self.keys).agg(F.sort_array(items).alias("__items"))
+             .groupBy(*self.keys).agg(sort(items, self.elem_type).alias("__items"))
              .filter(F.size("__items") > 0))  # no keys: a global group of nothing is no group
         return g.select(*self.keys,
                         F.struct(self._key().alias("key"), F.col("__items").alias("items"))

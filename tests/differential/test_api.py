@@ -256,3 +256,40 @@ def test_failed_commit_names_the_stratum_and_changes_nothing(spark):
     p.rollback()
     # the next transaction starts from the state before the failure
     d.step([("insert", "Edge", (3, 1)), ("delete", "Edge", (1, 2))])
+
+
+def test_u64_from_two_to_the_63_up(spark, tmp_path):
+    """A u64 is stored as its 64 bits in a Long (Spark has no unsigned type): a DataFrame's
+    Long is taken as those bits (what `relation()` gives back), a decimal or a CSV text as the
+    value; text sinks write the value. Values outside 0..2^64-1 are refused."""
+    from decimal import Decimal
+
+    from runtime.io import parse_spec, read_source, write_sink
+
+    text = ("input relation U(x: u64, n: bigint)\noutput relation Big(x: u64)\n"
+            "Big(x) :- U(x, _), x >= 'h8000000000000000.\n")
+    d = Differential(Program.load(text, spark), "api-u64")
+    top, half = (1 << 64) - 1, 1 << 63
+    d.p.insert("U", spark.createDataFrame([(-1, 1)], "x long, n long"))  # the bits of 2^64-1
+    d.p.insert("U", spark.createDataFrame([(Decimal(half + 5), 2)], "x decimal(20,0), n long"))
+    d.p.insert("U", [(half, 3), (7, 4)])
+    d.commit([("insert", "U", (top, 1)), ("insert", "U", (half + 5, 2)),
+              ("insert", "U", (half, 3)), ("insert", "U", (7, 4))])
+    assert sorted(r[0] for r in d.p.relation("Big").collect()) == [-(1 << 63), -(1 << 63) + 5,
+                                                                   -1]
+    info = d.p.info("U")
+    (tmp_path / "u.csv").write_text(f"x,n\n{top - 1},5\n")
+    d.p.insert("U", read_source(spark, parse_spec(f"csv:{tmp_path / 'u.csv'}"), info))
+    d.commit([("insert", "U", (top - 1, 5))])
+    out = parse_spec(f"csv:{tmp_path / 'big'}")
+    write_sink(out, d.p.relation("Big"), d.p.info("Big"))
+    written = sorted(int(r[0]) for r in spark.read.option("header", True).csv(out.target)
+                     .collect())
+    assert written == [half, half + 5, top - 1, top]
+    (tmp_path / "bad.csv").write_text(f"x,n\n{1 << 64},5\n")
+    with pytest.raises(Exception, match="column x: not a bit<64>"):
+        read_source(spark, parse_spec(f"csv:{tmp_path / 'bad.csv'}"), info)
+    too_big = spark.createDataFrame([(Decimal(1 << 64), 6)], "x decimal(20,0), n long")
+    with pytest.raises(UpdateError, match="column x: out of range for bit<64>"):
+        d.p.insert("U", too_big)
+    d.check_relations()

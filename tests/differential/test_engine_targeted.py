@@ -266,7 +266,27 @@ Signed((x as signed<8>) * 8'sd100) :- N(x, true).
 // bit concatenation: x's bits above y's
 output relation Concat(x: bit<16>)
 Concat(x ++ y) :- N(x, true), N(y, false).
+
+// u64 from 2^63 up (stored as its bits, a negative Long): order, arithmetic that wraps,
+// unsigned division and shifts, text, conversions, and DDlog's order in sets, maps and groups
+input relation U(x: u64, y: u64)
+output relation ULess(x: u64, y: u64, t: bool)
+output relation UArith(s: u64, d: u64, p: u64, q: u64, r: u64, h: u64, m: u64)
+output relation UText(t: string, f: double, hx: string, back: Option<u64>, low: bit<8>)
+output relation UGroup(k: bool, lo: u64, hi: u64, sum: u64, best: u64, all: Set<u64>)
+output relation USorted(v: Vec<u64>, s: Set<(u64, bool)>, m: Map<u64, bool>)
+ULess(x, y, (x, 1) < (y, 0)) :- U(x, y), x < y.
+UArith(x + y, x - y, x * y, if (y == 0) { 0 } else { x / y }, if (y == 0) { 0 } else { x % y },
+       x >> 3, max(x, y)) :- U(x, y).
+UText("${x}", x as double, hex(x), parse_dec_u64("${x}"), x as bit<8>) :- U(x, _).
+UGroup(k, g.min(), g.max(), g.sum_of(|v| v), g.arg_min(|v| v ^ 1), g.to_set()) :-
+    U(x, _), var k = x >= 'h8000000000000000, var g = x.group_by(k).
+USorted([y, x].sort_imm(), [(x, true), (y, false)].to_set(),
+        [(x, true), (y, false)].to_map()) :- U(x, y).
 """
+
+# the u64 values NUMBERS' U draws from: both sides of 2^63, and the largest
+U64S = (0, 1, 200, (1 << 63) - 1, 1 << 63, (1 << 63) + 5, (1 << 64) - 1)
 
 
 # DDlog's statement and binding forms, through recursion: a block assigning tuple elements and
@@ -359,6 +379,20 @@ for (f in Fig) {
         _ -> if (k > 1) { Ftl(k, "rect") } else { Ftl(k, "small"); Ftl(-k, "rect") }
     }
 }
+
+// binding patterns: `_` first, a compared part, a constructor's named field; destructuring
+// statements in a function body (declare, assign, skip)
+output relation Bound(n: bigint, w: bigint, t: string)
+Bound(n, w, "") :- Tagged(n, o), Some{var p} = o, (_, var w) = p.
+Bound(n, 2, t) :- Tagged(n, o), Some{.x = (var t, 2)} = o.
+Bound(n, x, "${r}") :- Fig(n, s), Circle{.x = var x, .r = var r} = s.
+function swapped(t: (string, bigint), k: bigint): (bigint, string) {
+    var m = 0;
+    (var a, m) = t;
+    (_, var b) = (a, m + k);
+    (b, a)
+}
+Bound(n, w, t) :- Tagged(n, Some{p}), (var w, var t) = swapped(p, n).
 """
 
 
@@ -526,6 +560,7 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
                                                      "Fact": 1})),
         "numbers": (NUMBERS, Workload(
             values=ValueGen(ints=(0, 1, 2, 3, 7, 200, 255), floats=(0.5, 1.0, 3.0, 12.0)),
+            rows={"U": lambda rng, s: (rng.choice(U64S), rng.choice(U64S))},
             initial=4)),
     }
 

@@ -213,10 +213,10 @@ SHIFTS = """input relation R(x: bit<32>, d: bigint)
 input relation L(s: string)
 output relation Shl(x: bigint)
 output relation Div(x: bigint)
-output relation Len(n: usize)
+output relation Len(n: bigint)
 Shl(13 << x) :- R(x, _).
 Div(10 / d) :- R(_, d).
-Len(s.len() - 1) :- L(s).
+Len((s.len() - 1) as bigint) :- L(s).
 """
 
 
@@ -228,9 +228,9 @@ def test_overflow_and_division_by_zero(cli, tmp_path):
             input="start;\ninsert R(1, 2);\ninsert L(\"a\");\ncommit;\n")
     assert r.code == 0, r
     before = tree_hash(state)
-    # usize is stored in a 64-bit signed Long: 0 - 1 cannot be held, and says so
+    # usize wraps (0 - 1 is 2^64 - 1), which a bigint (a 64-bit Long here) cannot hold
     for record, why in [("R(64, 1)", "integer overflow"), ("R(2, 0)", "division by zero"),
-                        ('L("")', "does not fit in bit<64>")]:
+                        ('L("")', "does not fit in bigint")]:
         r = cli("feed", "--state", state, "--insert", record)
         clean_failure(r)
         assert why in r.err and "rolled back" in r.err, r

@@ -482,7 +482,7 @@ def test_for_loops_with_patterns_over_maps_and_groups():
     src = """
 function best(g: Group<string, (string, u64)>): string {
     var who = "";
-    var low: u64 = 'h7fffffffffffffff;
+    var low = 'hffffffffffffffff;  // beyond bigint: typed by its first use (`low = price`)
     var seen: s64 = 0;
     for (((vendor, price), w) in g) {
         seen = seen + w;
@@ -505,6 +505,9 @@ K(keys(m)) :- var m: Map<string, bigint> = [("a", 2), ("b", 5)].
                           ("bolt", "z", 9, 1)})
     assert out["Best"] == {("nut: y 3 of 2",), ("bolt: z 9 of 1",)}
     assert out["K"] == {(7,)}
+    fails("function f(x: bigint): bigint { var big = 'hffffffffffffffff; big + x }\n"
+          "output relation O(x: bigint)\nO(f(1)).",
+          "literal 18446744073709551615 out of range for bigint", "'hfff")
     parse_fails("function f(v: Vec<Option<bigint>>): bigint { var n = 0; "
                 "for (Some{x} in v) { n = x }; n }",
                 "a `for` loop's pattern is a variable, `_`, or a tuple of them", "Some{x}")
@@ -524,10 +527,10 @@ O(a, b, n) :- I(x), var g: Group<bigint, bigint> = x.group_by(x), var n = g.coun
     fails(base + "O(x) :- I(x), var g: Group<bigint, string> = x.group_by(x).",
           "expected Group<bigint, string>, found Group<bigint, bigint>", "Group<bigint, s")
     parse_fails("function f(): s8 = 'sd5", "a signed literal needs its width", "'sd5")
-    # a u64 lives in a signed 64-bit Long on Spark
-    fails(base + "O(1) :- I(x), var a: u64 = 'hffffffffffffffff.",
-          "literal 18446744073709551615 does not fit in bit<64> as stored (a signed 64-bit "
-          "integer: bit<64> values go up to 2^63 - 1)", "'hfff")
+    # a u64 is stored as its 64 bits; a u128 lives in a signed 64-bit Long on Spark
+    fails(base + "O(1) :- I(x), var a: u128 = 'hffffffffffffffff.",
+          "literal 18446744073709551615 does not fit in bit<128> as stored (a signed 64-bit "
+          "integer: bit<128> values go up to 2^63 - 1)", "'hfff")
 
 
 def test_extern_functions_take_their_body_from_the_extern_file(tmp_path):

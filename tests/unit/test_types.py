@@ -12,7 +12,7 @@ from ddlog.types import KIND_METHODS, TypeMapping
 
 # the modules that define mappings (importing them registers the subclasses)
 MODULES = ["ddlog.values", "ddlog.values.render", "ddlog.values.literals", "runtime.schema",
-           "tests.differential.harness"]
+           "ddlog.check.closure_text", "tests.differential.harness"]
 
 
 def _subclasses(cls):
