@@ -117,6 +117,11 @@ def tc(spark: "SparkSession", edges: int, path: str | None, seed: int,
                     "Edge", new_rows, _sample(e, 2_000), lambda ins: tc_loop(ins["Edge"]))
 
 
+def _methods(facts: int) -> int:
+    """How many methods `pointsto_facts` makes for `facts` statements (about 20 each)."""
+    return max(2, facts // 20)
+
+
 def pointsto_facts(facts: int, seed: int, per_method: int = 12, module: int = 50,
                    window: int = 30) -> dict[str, list[tuple[int, int]]]:
     """About `facts` statements of a program shaped as real ones are: methods of
@@ -129,7 +134,7 @@ def pointsto_facts(facts: int, seed: int, per_method: int = 12, module: int = 50
     object instead). Objects are numbered after the variables: an object is also the heap
     cell that loads and stores reach through pointers to it."""
     rng = random.Random(seed)
-    methods = max(2, facts // 20)
+    methods = _methods(facts)
     variables = methods * per_method
     out: dict[str, set[tuple[int, int]]] = {"AddressOf": set(), "Assign": set(), "Load": set(),
                                             "Store": set()}
@@ -164,7 +169,7 @@ def pointsto(spark: "SparkSession", facts: int, seed: int, parts: int) -> Worklo
     locals of one method (an edit of one function)."""
     per_method = 12
     generated = pointsto_facts(facts, seed, per_method)
-    methods = max(2, facts // 20)
+    methods = _methods(facts)
     schema = {rel: f"dst long, {'obj' if rel == 'AddressOf' else 'src'} long" for rel in generated}
     ins = {rel: _cached(spark.createDataFrame(rows, schema[rel]), parts)
            for rel, rows in generated.items()}
@@ -194,13 +199,10 @@ def _cut(df: "DataFrame") -> "DataFrame":
     checkpoints, so the estimate's digits double per iteration (points-to at 50k statements:
     iterations of 1-2 s became 4.6, 11.7, 28.4, 74.1 s from the 19th, all of it in
     `SizeInBytesOnlyStatsPlanVisitor.visitJoin`'s BigInteger products). The engine cuts its
-    plans the same way (runtime.physical.checkpoint_leaf)."""
-    from pyspark.sql import DataFrame
+    plans the same way, with the function used here."""
+    from runtime.physical import checkpoint_leaf
 
-    jrdd = df._jdf.javaRDD()
-    jrdd.rdd().localCheckpoint()
-    out = DataFrame(df.sparkSession._jsparkSession.createDataFrame(jrdd, df._jdf.schema()),
-                    df.sparkSession)
+    out = checkpoint_leaf(df)
     out.count()  # written now, as localCheckpoint() does
     return out
 

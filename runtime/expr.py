@@ -18,7 +18,7 @@ from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
 from ddlog.types import (TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, TVec,
                          Type, contains_u64, is_u64)
-from runtime.schema import spark_type
+from runtime.schema import spark_type, to_spark
 
 Env = dict[str, Column]
 
@@ -61,6 +61,11 @@ def _two64() -> Column:
 def unsigned_value(c: Column) -> Column:
     """The unsigned value of a bit<64> stored as a Long, as a decimal."""
     return F.when(c >= 0, c.cast(_DEC)).otherwise((c.cast(_DEC) + _two64()).cast(_DEC))
+
+
+def u64_from_decimal(d: Column) -> Column:
+    """The bit<64> an integral decimal is (its bits in a Long), null outside 0 to 2^64 - 1."""
+    return F.when((d >= 0) & (d < _two64()), long_bits(d))
 
 
 def long_bits(d: Column) -> Column:
@@ -121,8 +126,8 @@ def arith(op: str, a: Column, b: Column, t: Type) -> Column:
 
 
 def lit(value: object, t: Type | None) -> Column:
-    if is_u64(t) and isinstance(value, int) and value >= 1 << 63:
-        value -= 1 << 64  # its bits in a Long
+    if isinstance(t, TInt) and value is not None:
+        value = to_spark(value, t)  # a bit<64> from 2^63 up: its bits in a Long
     if value is None:
         return F.lit(None).cast(spark_type(t))
     if t is not None and not isinstance(t, TOption):
@@ -130,12 +135,12 @@ def lit(value: object, t: Type | None) -> Column:
     return F.lit(value)
 
 
-def canonical_set(arr: Column, t: Type | None = None) -> Column:
+def canonical_set(arr: Column, t: Type) -> Column:
     """A Set (of type `t`) from its elements: without duplicates, sorted."""
     return sort(F.array_distinct(arr), t.elem if isinstance(t, TSet) else None)
 
 
-def canonical_map(arr: Column, t: Type | None = None) -> Column:
+def canonical_map(arr: Column, t: Type) -> Column:
     """A Map (of type `t`) from its entries (structs _0 key, _1 value) in order: an entry is
     kept unless a later one has its key (the last insert wins), then sorted by key."""
     def later_same_key(e: Column, i: Column) -> Column:
@@ -238,7 +243,7 @@ class SparkLowering:
     spark_type = staticmethod(spark_type)
     wrap = staticmethod(wrap)
     arith = staticmethod(arith)
-    long_bits = staticmethod(long_bits)
+    u64_from_decimal = staticmethod(u64_from_decimal)
     sort = staticmethod(sort)
     order_key = staticmethod(order_key)
     compare = staticmethod(compare)

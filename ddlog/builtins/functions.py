@@ -109,9 +109,8 @@ def _parse_dec_spark(signed: bool):
         if signed:
             value = a[0].try_cast("long")
         else:  # up to 2^64 - 1, stored as its bits in a Long
-            exact = a[0].try_cast("decimal(38,0)")  # leading zeros are allowed
-            value = F.when(exact < F.lit(str(1 << 64)).cast("decimal(21,0)"),
-                           sx.long_bits(exact))
+            # (38 digits: leading zeros are allowed)
+            value = sx.u64_from_decimal(a[0].try_cast("decimal(38,0)"))
         return F.when(a[0].rlike(_DECIMAL[signed]), value)
     return lower
 

@@ -177,13 +177,9 @@ def _convert(c, t: Type, from_text: bool, have):
 def _u64(c):
     """A bit<64> from its value (text or a decimal): its bits in a Long, null if the value is
     not one of 0 to 2^64 - 1."""
-    from pyspark.sql import functions as F
+    from runtime.expr import u64_from_decimal
 
-    from runtime.expr import long_bits
-
-    exact = c.try_cast("decimal(20,0)")
-    return F.when((exact >= 0) & (exact < F.lit(str(1 << 64)).cast("decimal(21,0)")),
-                  long_bits(exact))
+    return u64_from_decimal(c.try_cast("decimal(20,0)"))
 
 
 def _range(t: TInt) -> tuple[int, int] | None:
