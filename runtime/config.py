@@ -12,6 +12,9 @@ class Config:
     # Up to this many rows, a result is collected on the JVM into a local relation (a plan
     # leaf that later plans read without a Spark job) instead of a checkpoint on executors.
     local_rows: int = 5_000
+    # A result held as a local relation reads as one partition (coalesce(1)), so that plans
+    # over such results shuffle nothing (physical.materialize_many).
+    one_partition_locals: bool = True
     # Up to this many rows, a materialised result is also read into Python, so that lookups
     # (runtime/zset.lookup) know a small delta's keys without asking Spark.
     driver_rows: int = 2_000
