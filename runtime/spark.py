@@ -140,14 +140,15 @@ def _start_gateway(builder, level: str):
 
 def _import_hot_classes(spark: SparkSession) -> None:
     """PySpark reaches the JVM classes it calls most (the helpers behind every list of
-    columns) through wildcard imports of their packages, and py4j tries those packages in
-    order, each miss a search of every jar (0.2-0.6 ms a call); a single import is found
-    at once."""
+    columns, and `functions` behind every `F.col`, `F.lit`, ...) through wildcard imports of
+    their packages, and py4j tries those packages in order, each miss a search of every jar
+    (0.2-0.6 ms a call); a single import is found at once (`F.col` 0.5-1.3 ms → 0.3-0.4)."""
     from py4j.java_gateway import java_import
 
     jvm = spark.sparkContext._jvm
     for name in ("org.apache.spark.api.python.PythonUtils",
-                 "org.apache.spark.sql.api.python.PythonSQLUtils"):
+                 "org.apache.spark.sql.api.python.PythonSQLUtils",
+                 "org.apache.spark.sql.functions"):
         java_import(jvm, name)
 
 
