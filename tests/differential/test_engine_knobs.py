@@ -16,7 +16,9 @@ each way of evaluating an epoch (runtime/config.Config):
   recursive stratum, recording their traces afterwards as one join over the epoch,
   JoinOp.whole; for the joins of an incremental epoch of a recursive stratum whose past is
   small, whose distincts then scan that past; and for every operator of a small
-  non-recursive stratum), so that both ways stay checked.
+  non-recursive stratum), so that both ways stay checked; and small results are read as
+  the local relations they are, shuffled like any input (the default reads them as one
+  partition, so that plans over them need no shuffle: physical.materialize_many).
 
 The default knobs mix these by size; the other differential tests run them.
 """
@@ -38,7 +40,8 @@ KNOBS = {
     "abandoned": Config(recompute_ratio=float("inf"), incremental_budget=0.0),
     "full": Config(recompute_ratio=float("inf"), arrangements=False, lookup_keys=-1,
                    driver_rows=0),
-    "waves": Config(recompute_ratio=float("inf"), inline_fresh=False, inline_rows=-1),
+    "waves": Config(recompute_ratio=float("inf"), inline_fresh=False, inline_rows=-1,
+                    one_partition_locals=False),
 }
 
 # a linear recursion, and a non-linear one over several relations
