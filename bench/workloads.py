@@ -117,12 +117,20 @@ def tc(spark: "SparkSession", edges: int, path: str | None, seed: int,
                     "Edge", new_rows, _sample(e, 2_000), lambda ins: tc_loop(ins["Edge"]))
 
 
+_PER_METHOD = 12  # local variables of a method in `pointsto_facts`
+
+
 def _methods(facts: int) -> int:
     """How many methods `pointsto_facts` makes for `facts` statements (about 20 each)."""
     return max(2, facts // 20)
 
 
-def pointsto_facts(facts: int, seed: int, per_method: int = 12, module: int = 50,
+def _local(rng: random.Random, m: int, per_method: int = _PER_METHOD) -> int:
+    """A random local variable of method m."""
+    return m * per_method + rng.randrange(per_method)
+
+
+def pointsto_facts(facts: int, seed: int, per_method: int = _PER_METHOD, module: int = 50,
                    window: int = 30) -> dict[str, list[tuple[int, int]]]:
     """About `facts` statements of a program shaped as real ones are: methods of
     `per_method` local variables, each allocating 3 objects, with 8 assignments, 3 loads
@@ -140,7 +148,7 @@ def pointsto_facts(facts: int, seed: int, per_method: int = 12, module: int = 50
                                             "Store": set()}
 
     def local(m: int) -> int:
-        return m * per_method + rng.randrange(per_method)
+        return _local(rng, m, per_method)
 
     obj = variables
     for m in range(methods):
@@ -167,8 +175,7 @@ def pointsto_facts(facts: int, seed: int, per_method: int = 12, module: int = 50
 def pointsto(spark: "SparkSession", facts: int, seed: int, parts: int) -> Workload:
     """Points-to over `pointsto_facts`; the epochs add and remove assignments between the
     locals of one method (an edit of one function)."""
-    per_method = 12
-    generated = pointsto_facts(facts, seed, per_method)
+    generated = pointsto_facts(facts, seed)
     methods = _methods(facts)
     schema = {rel: f"dst long, {'obj' if rel == 'AddressOf' else 'src'} long" for rel in generated}
     ins = {rel: _cached(spark.createDataFrame(rows, schema[rel]), parts)
@@ -178,8 +185,7 @@ def pointsto(spark: "SparkSession", facts: int, seed: int, parts: int) -> Worklo
         rows = []
         for _ in range(k):
             m = rng.randrange(methods)
-            rows.append((m * per_method + rng.randrange(per_method),
-                         m * per_method + rng.randrange(per_method)))
+            rows.append((_local(rng, m), _local(rng, m)))
         return rows
 
     return Workload(f"points-to, {sum(map(len, generated.values())):,} statements", POINTSTO,
