@@ -6,10 +6,16 @@ grammar relies on (see the header of ddlog.lark); the grammar has no conflicts.
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import sys
 from functools import lru_cache
 from importlib import resources
 
+import lark
 from lark import Lark
+
+from ddlog.cache import cache_dir
 
 PROGRAM_STARTS = ["program", "expr_start"]
 COMMAND_STARTS = ["commands", "command"]
@@ -22,8 +28,31 @@ def load_grammar(name: str) -> str:
 
 
 def _build(text: str, start: list[str], debug: bool = False) -> Lark:
-    return Lark(text, parser="lalr", lexer="contextual", start=start,
-                propagate_positions=True, maybe_placeholders=True, debug=debug)
+    """The parser of `text`. Building its LALR tables takes half a second, at every command's
+    start; stored (`Lark.save`) they load back in a twentieth of that. They are kept in ddlog's
+    cache directory, in a file named by what they are built from, written under a name of its
+    own and then renamed (a process starting meanwhile reads a whole file or none)."""
+    options = dict(parser="lalr", lexer="contextual", start=start,
+                   propagate_positions=True, maybe_placeholders=True, debug=debug)
+    directory = None if debug else cache_dir()
+    if directory is None:
+        return Lark(text, **options)
+    made_of = "\0".join([text, *start, lark.__version__, sys.version])
+    path = os.path.join(directory, f"lark-{hashlib.sha256(made_of.encode()).hexdigest()[:16]}")
+    try:
+        with open(path, "rb") as f:
+            return Lark.load(f)
+    except Exception:  # noqa: BLE001 - not there yet, or damaged: built again below
+        pass
+    parser = Lark(text, **options)
+    own = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(own, "wb") as f:
+            parser.save(f)
+        os.replace(own, path)
+    except OSError:
+        pass
+    return parser
 
 
 def program_grammar() -> str:

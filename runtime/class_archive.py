@@ -31,6 +31,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from ddlog.cache import cache_dir, writable_dir
+
 # every message of the JVM's class-data-sharing (an archive that cannot be used, classes it
 # skips when it writes one) is about performance only
 QUIET = "-Xlog:cds*=off"
@@ -175,13 +177,9 @@ def class_archive(settings: dict[str, str],
     given = settings.get("spark.driver.extraJavaOptions", "")
     if "SharedArchiveFile" in given or "ArchiveClassesAtExit" in given or "Xshare" in given:
         return None  # the user chose their own
-    directory = env.get("DDLOG_CLASS_ARCHIVE_DIR") or os.path.join(
-        env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "ddlog")
-    try:
-        os.makedirs(directory, exist_ok=True)
-        if not os.access(directory, os.W_OK):
-            return None
-    except OSError:
+    given_dir = env.get("DDLOG_CLASS_ARCHIVE_DIR")
+    directory = writable_dir(given_dir) if given_dir else cache_dir(env)
+    if directory is None:
         return None
     return ClassArchive(directory, _key(java, settings, env), java)
 

@@ -2,7 +2,7 @@
 the layers below it (lazy imports inside functions included), no two modules import each
 other in a loop, and nothing before the runtime imports Spark.
 
-    base      ddlog.errors, ddlog.limits, ddlog.tree, ddlog.types
+    base      ddlog.cache, ddlog.errors, ddlog.limits, ddlog.tree, ddlog.types
     grammar, strata
     ddlog.syntax -> ddlog.values -> ddlog.builtins -> ddlog.check -> ddlog.plan
     runtime   (reads the plan's circuit IR, values and built-ins; never the syntax or checker)
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("grammar", "strata", "ddlog", "runtime")
 
 LAYERS: list[tuple[str, ...]] = [
-    ("ddlog", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types"),
+    ("ddlog", "ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types"),
     ("grammar", "strata"),
     ("ddlog.syntax",),
     ("ddlog.values",),
@@ -31,12 +31,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("ddlog.app", "ddlog.api", "ddlog.__main__"),
 ]
 # layers that must not touch Spark, even lazily: they run without a JVM
-NO_SPARK = {"ddlog", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types", "grammar",
-            "strata", "ddlog.syntax", "ddlog.values", "ddlog.builtins", "ddlog.check",
+NO_SPARK = {"ddlog", "ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types",
+            "grammar", "strata", "ddlog.syntax", "ddlog.values", "ddlog.builtins", "ddlog.check",
             "ddlog.plan"}
 # what the runtime may read of the language
-RUNTIME_READS = ("ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types", "ddlog.values",
-                 "ddlog.builtins", "ddlog.plan")
+RUNTIME_READS = ("ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types",
+                 "ddlog.values", "ddlog.builtins", "ddlog.plan")
 
 
 def modules() -> dict[str, Path]:

@@ -152,6 +152,31 @@ def test_load_grammar_and_cached_parser():
     assert program_parser() is program_parser()
 
 
+def test_parser_tables_are_stored_and_a_damaged_store_is_rebuilt(tmp_path, monkeypatch):
+    from ddlog.syntax.parser import parse_text
+    from ddlog.syntax.scanner import Located
+    from grammar import PROGRAM_STARTS, _build, program_grammar
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    text = "input relation R(x: bigint)\nS(x) :- R(x), x > 1.\n"
+    expected = program_parser().parse(text, start="program")
+    built = _build(program_grammar(), PROGRAM_STARTS)
+    [stored] = (tmp_path / "ddlog").glob("lark-*")
+    assert not list((tmp_path / "ddlog").glob("*.tmp"))
+    loaded = _build(program_grammar(), PROGRAM_STARTS)
+    assert built.parse(text, start="program") == expected
+    assert loaded.parse(text, start="program") == expected
+    bad = "input relation R(x: bigint"
+    with pytest.raises(ParseError) as fresh:
+        parse_program(bad, "p.dl")
+    with pytest.raises(ParseError) as from_store:  # errors name what was expected, as before
+        parse_text(bad, "program", Located("p.dl", bad), lark=loaded)
+    assert str(from_store.value) == str(fresh.value)
+    stored.write_bytes(stored.read_bytes()[:100])
+    assert _build(program_grammar(), PROGRAM_STARTS).parse(text, start="program") == expected
+    assert stored.stat().st_size > 100  # written whole again
+
+
 # ---------------------------------------------------------------------------------------------
 # Declarations
 
