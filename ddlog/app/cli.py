@@ -80,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
 # these run there as given; a shell runs there as a session
 SERVED_COMMANDS = ("feed", "refresh", "query", "sql")
 SERVED = (*SERVED_COMMANDS, "shell")
+# the commands whose JVM is started for a short life (runtime.spark.get_session's quick_jit):
+# a transaction, a query or a script, then exit; `run`, `refresh` (they read whole sources),
+# `stream` and `serve` (they stay) get the JVM's full compiler
+SHORT_LIVED = ("feed", "query", "sql", "shell")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -213,7 +217,8 @@ def spark_options(args: argparse.Namespace):
         import os
 
         level = os.environ.get("DDLOG_SPARK_LOG_LEVEL") or "warn"
-    return SparkOptions(args.master, conf, level, show_start=sys.stderr.isatty())
+    return SparkOptions(args.master, conf, level, show_start=sys.stderr.isatty(),
+                        short_lived=args.command in SHORT_LIVED)
 
 
 def open_state(args: argparse.Namespace, writer: bool = True):

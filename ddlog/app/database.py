@@ -53,6 +53,7 @@ class SparkOptions:
     conf: dict[str, str] = field(default_factory=dict)
     log_level: str | None = None  # Spark's log level (--verbose: warn); default off
     show_start: bool = False  # say on stderr that Spark is starting (a person is watching)
+    short_lived: bool = False  # one short command: start the JVM for that (quick_jit)
 
 
 class Database:
@@ -393,7 +394,8 @@ class Database:
                 sys.stderr.flush()
             try:
                 self._spark = get_session(self.options.master, conf,
-                                          level=self.options.log_level)
+                                          level=self.options.log_level,
+                                          quick_jit=self.options.short_lived)
             finally:
                 if self.options.show_start:
                     sys.stderr.write("\r\033[K")  # the line goes once Spark is up

@@ -130,3 +130,23 @@ def test_main_returns_int(capsys):
 
     assert main(["check", str(ROOT / "programs" / "tc.dl")]) == 0
     assert "Path  (recursive)" in capsys.readouterr().out
+
+
+def test_short_commands_start_their_jvm_with_the_quick_compiler_only():
+    from ddlog.app.cli import build_parser, spark_options
+    from runtime.spark import QUICK_JIT, java_options
+
+    def short(*argv: str) -> bool:
+        return spark_options(build_parser().parse_args(argv)).short_lived
+
+    assert short("feed", "--state", "s", "--insert", "R(1)")
+    assert short("query", "--state", "s", "R") and short("shell", "p.dl")
+    assert not short("run", "p.dl", "--state", "s")
+    assert not short("serve", "--state", "s") and not short("refresh", "--state", "s")
+    driver, executor = "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"
+    assert QUICK_JIT in java_options(driver, "", "off", quick_jit=True).split()
+    assert QUICK_JIT not in java_options(driver, "", "off").split()
+    assert QUICK_JIT not in java_options(executor, "", "off", quick_jit=True).split()
+    # the user's options come last, so that theirs win
+    assert java_options(driver, "-XX:TieredStopAtLevel=4", "off", True).split()[-1] == \
+        "-XX:TieredStopAtLevel=4"
