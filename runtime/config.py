@@ -21,8 +21,6 @@ class Config:
     # A trace's batches of the running epoch, and of the past, before older ones are merged.
     max_cur_batches: int = 8
     max_past_batches: int = 6
-    # How many of an epoch's Parquet writes (durable state: a batch per trace) run at once.
-    parallel_writes: int = 4
     # Fixpoint iterations of a stratum in one epoch before it counts as not converging.
     max_iterations: int = 10_000
     # Arrangements: a past batch larger than this is kept partitioned by its trace's key in

@@ -14,7 +14,6 @@ are made here and in runtime/stratum.py only.
 from __future__ import annotations
 
 import time
-from functools import partial
 from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
@@ -27,7 +26,7 @@ from runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime
 from runtime.trace import INF, Trace
 from runtime.config import DEFAULT, Config
-from runtime.physical import Frame, local_frame, materialize_many, run_together
+from runtime.physical import Frame, local_frame, materialize_many
 from runtime.stats import EpochStats, JobCounter
 from runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
 
@@ -243,9 +242,8 @@ class Engine:
             for name, t in traces.items():
                 t.end_epoch(None, [frames[name]] if plans[name] is not None else None)
         else:
-            # each trace writes its own batch: the writes run side by side
-            run_together([partial(t.end_epoch, persist) for t in self.all_traces().values()],
-                         self.config.parallel_writes)
+            for t in self.all_traces().values():
+                t.end_epoch(persist)
         for s in self.strata:
             s.end_epoch()
 

@@ -12,7 +12,7 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
-from typing import Callable, Hashable, Iterator
+from typing import Hashable, Iterator
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -78,43 +78,6 @@ def one_job(spark):
     which runs every shuffle stage as a job of its own (and re-plans between them). The
     engine's joins say themselves where a broadcast pays (hints), so little is lost."""
     return spark_settings(spark, {"spark.sql.adaptive.enabled": "false"})
-
-
-def run_together(tasks: list[Callable[[], None]], threads: int) -> None:
-    """Run `tasks`, each a few Spark jobs of its own (an epoch's Parquet writes), on up to
-    `threads` threads at once. A small write is mostly the driver's work (planning, the
-    output committer's setup, renames and commit), and several overlap: seven one-row
-    writes took 1.35 s one after another, 0.67 s on four threads. The threads inherit the
-    caller's Spark local properties (its job group: their jobs count in the caller's
-    epoch). Every task runs to its end; the first error is raised after all of them."""
-    from pyspark import InheritableThread
-
-    if threads <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            task()
-        return
-    pending = list(reversed(tasks))
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        while True:
-            try:
-                task = pending.pop()
-            except IndexError:
-                return
-            try:
-                task()
-            except BaseException as e:  # noqa: BLE001 - handed to the caller below
-                errors.append(e)
-
-    workers = [InheritableThread(target=work, daemon=True)
-               for _ in range(min(threads, len(tasks)))]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    if errors:
-        raise errors[0]
 
 
 @dataclass

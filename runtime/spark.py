@@ -36,8 +36,9 @@ DEFAULTS: dict[str, str] = {
 # A JVM that runs for seconds spends much of them compiling: the optimising compiler (C2)
 # takes a core of two while the command's own work waits for the other. Stopped at the quick
 # compiler (C1), a one-row `ddlog feed` took 10.3-11.7 s instead of 14.0-15.4 s, a `ddlog
-# shell` script 10.4-11.1 s instead of 13.3-13.6 s; a long run, whose code gets hot, is
-# faster with C2 (the engine's first epoch over 100k edges: 13.7 s against 9.1 s).
+# shell` script 10.4-11.1 s instead of 13.3-13.6 s. A long run, whose code gets hot, is
+# faster with C2 (the engine from scratch over 100k edges, late in a benchmark's session:
+# 13.7 s with C1 only, 9.1 s with both).
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
