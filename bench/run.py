@@ -180,12 +180,14 @@ def main() -> int:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--master", default=None)
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting (repeatable), e.g. spark.driver.memory=8g")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args()
 
     from runtime.spark import get_session
 
-    spark = get_session(args.master)
+    spark = get_session(args.master, dict(c.split("=", 1) for c in args.conf))
     if args.workload == "reach":
         w = workloads.reach(spark, args.edges, args.roots, args.seed, args.partitions)
     elif args.workload == "tc":
