@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import uuid
+from contextlib import suppress
 from functools import lru_cache
 from importlib import resources
 
@@ -45,13 +47,14 @@ def _build(text: str, start: list[str], debug: bool = False) -> Lark:
     except Exception:  # noqa: BLE001 - not there yet, or damaged: built again below
         pass
     parser = Lark(text, **options)
-    own = f"{path}.{os.getpid()}.tmp"
+    own = f"{path}.{uuid.uuid4().hex}.tmp"  # of this process and thread alone
     try:
         with open(own, "wb") as f:
             parser.save(f)
         os.replace(own, path)
-    except OSError:
-        pass
+    except OSError:  # a full disk, say: this command parses anyway, uncached
+        with suppress(OSError):
+            os.remove(own)
     return parser
 
 
