@@ -170,20 +170,35 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
             base = checkpoint_leaf(base)
             for r in base.groupBy("_t", "_g").count().collect():
                 counts[(r[0], r[1])] = r[2]
+    sizes = {slot: sum(n for (t, _), n in counts.items() if t == slot)
+             for slot in range(len(keys))}
+    # Small frames of a large pack get a local relation of their own (one more action, one
+    # scan of the checkpoint): read from the checkpoint, every later read of a 10-row frame
+    # would scan the million rows packed beside it (a 1-edge delete over 1M edges re-read the
+    # roots of reachability that way in every iteration: 1 s each).
+    small = [slot for slot, n in sizes.items() if 0 < n <= config.local_rows]
+    split, split_values = None, None
+    if not local and small and sum(sizes[s] for s in small) <= config.local_rows:
+        with driver_sized(spark, config):
+            split, m = local_relation(base.filter(F.col("_t").isin(small)))
+        if m <= config.driver_rows:
+            split_values = _values(split, [dfs[k].columns for k in keys])
     for slot, k in enumerate(keys):
         per_tag = {g: n for (t, g), n in counts.items() if t == slot}
-        rows = sum(per_tag.values())
+        rows = sizes[slot]
         if not rows:
             continue
-        df = base.filter(F.col("_t") == slot).select(
+        src, is_local, vals = ((split, True, split_values) if split is not None and slot in small
+                               else (base, local, values))
+        df = src.filter(F.col("_t") == slot).select(
             *[F.col(f"s{slot}.{c}").alias(c) for c in dfs[k].columns])
-        if local and config.one_partition_locals:
+        if is_local and config.one_partition_locals:
             # one partition, said so in the plan: joins, unions and aggregates over such
             # leaves need no shuffle, so a small action runs few stages instead of one per
             # shuffle (points-to's small steps: 1-3 stages, were 4-10)
             df = df.coalesce(1)
-        out[k] = Frame(df, rows, per_tag if k in tags else None, local,
-                       values.get(slot, []) if values is not None else None)
+        out[k] = Frame(df, rows, per_tag if k in tags else None, is_local,
+                       vals.get(slot, []) if vals is not None else None)
     return out
 
 

@@ -42,6 +42,9 @@ KNOBS = {
                    driver_rows=0),
     "waves": Config(recompute_ratio=float("inf"), inline_fresh=False, inline_rows=-1,
                     one_partition_locals=False),
+    # results of more than 6 rows live on the executors: most packs of several frames are
+    # large, and their small frames are split off into local relations of their own
+    "tiny_locals": Config(recompute_ratio=float("inf"), local_rows=6),
 }
 
 # a linear recursion, and a non-linear one over several relations
