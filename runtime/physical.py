@@ -122,7 +122,9 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     counted on the driver. Otherwise it is a local checkpoint on the executors
     (checkpoint_leaf), counted by an aggregate in the same action. `expect_large=None` (size
     unknown, e.g. a user's DataFrame) takes that way and then, if the result is small after
-    all, turns it into a local relation (a second, cheap action)."""
+    all, turns it into a local relation (a second, cheap action). A large result's small
+    frames (at most local_rows rows together) get a local relation of their own, by one more
+    action, so that reading them later does not scan the large frames packed beside them."""
     tags = tags or {}
     keys = [k for k, d in dfs.items() if d is not None]
     out: dict[Hashable, Frame | None] = {k: None for k in dfs}
