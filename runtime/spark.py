@@ -74,7 +74,6 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
         builder = builder.config(key, value)
     _launch(builder, settings, level)
     spark = builder.getOrCreate()
-    _import_hot_classes(spark)
     _remember_lookups(spark)
     spark.sparkContext.setLogLevel(level.upper())
     _quiet_query_context_logs()
@@ -160,20 +159,6 @@ def _start_gateway(builder, level: str):
     return gateway
 
 
-def _import_hot_classes(spark: SparkSession) -> None:
-    """PySpark reaches the JVM classes it calls most (the helpers behind every list of
-    columns, and `functions` behind every `F.col`, `F.lit`, ...) through wildcard imports of
-    their packages, and py4j tries those packages in order, each miss a search of every jar
-    (0.2-0.6 ms a call); a single import is found at once (`F.col` 0.5-1.3 ms → 0.3-0.4)."""
-    from py4j.java_gateway import java_import
-
-    jvm = spark.sparkContext._jvm
-    for name in ("org.apache.spark.api.python.PythonUtils",
-                 "org.apache.spark.sql.api.python.PythonSQLUtils",
-                 "org.apache.spark.sql.functions"):
-        java_import(jvm, name)
-
-
 def _remember_lookups(spark: SparkSession) -> None:
     """Let the session's JVM view remember the classes and static methods it has found.
 
@@ -182,7 +167,8 @@ def _remember_lookups(spark: SparkSession) -> None:
     helpers (`PythonUtils.toSeq` behind every list of columns) do the same. Building an
     epoch's plans makes thousands of such calls (a small points-to epoch: 5,000 of its 18,000
     round trips were look-ups). A class and its methods do not change while the JVM runs, so
-    the answers are kept, as py4j already keeps the methods of each object it holds."""
+    the answers are kept, as py4j already keeps the methods of each object it holds. (This
+    replaces single py4j imports of those classes, which only made each look-up cheaper.)"""
     from pyspark import SparkContext
 
     view = SparkContext._jvm
@@ -199,6 +185,10 @@ class _Remembering:
 
     _found: dict
 
+    def __init__(self, *args, **kwargs):
+        self._found = {}
+        super().__init__(*args, **kwargs)
+
     def __getattr__(self, name: str):
         if name == "_found":
             raise AttributeError(name)
@@ -213,21 +203,15 @@ class _Remembering:
 
 
 class _RememberingView(_Remembering, JVMView):
-    def __init__(self, *args, **kwargs):
-        self._found = {}
-        super().__init__(*args, **kwargs)
+    pass
 
 
 class _RememberingPackage(_Remembering, JavaPackage):
-    def __init__(self, *args, **kwargs):
-        self._found = {}
-        super().__init__(*args, **kwargs)
+    pass
 
 
 class _RememberingClass(_Remembering, JavaClass):
-    def __init__(self, *args, **kwargs):
-        self._found = {}
-        super().__init__(*args, **kwargs)
+    pass
 
 
 def _remembering(found):
