@@ -113,8 +113,9 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     back as None.
 
     The frames are packed side by side into one DataFrame: a slot column `_t` says whose row
-    it is, `_g` carries the row's tag value, and each frame's row is one struct column of its
-    own (null in the other frames' rows), so that Spark runs all their plans as one job.
+    it is, `_g` carries the row's tag value, and each frame's row is a struct column, its own
+    or shared with the frames of the same columns (null in the other frames' rows), so that
+    Spark runs all their plans as one job.
 
     When the result is expected small, the action runs `driver_sized` (one job) and the
     packed rows are collected on the JVM into a local relation (a plan leaf holding the rows,
@@ -131,16 +132,17 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     if not keys:
         return out
     spark = dfs[keys[0]].sparkSession
-    structs = [T.StructType(dfs[k].schema.fields) for k in keys]
-    nulls = [F.lit(None).cast(st).alias(f"s{slot}") for slot, st in enumerate(structs)]
+    structs, col_of = _shared_structs([dfs[k].schema for k in keys])
+    nulls = [F.lit(None).cast(st).alias(f"s{j}") for j, st in enumerate(structs)]
     parts = []
     for slot, k in enumerate(keys):
         df = dfs[k]
         tag = tags.get(k)
         g = F.col(tag).cast("long") if tag else F.lit(None).cast("long")
-        own = F.struct(*[F.col(c) for c in df.columns]).alias(f"s{slot}")
+        own = F.struct(*[F.col(c) for c in df.columns]).alias(f"s{col_of[slot]}")
         parts.append(df.select(F.lit(slot).alias("_t"), g.alias("_g"),
-                               *[own if j == slot else nulls[j] for j in range(len(keys))]))
+                               *[own if j == col_of[slot] else nulls[j]
+                                 for j in range(len(structs))]))
     packed = reduce(lambda a, b: a.union(b), parts)
     counts: dict[tuple[int, int | None], int] = {}
     values: dict[int, list[dict]] | None = None
@@ -156,14 +158,14 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
                 base, _ = local_relation(base)
             local = True
             if n <= config.driver_rows:
-                values = _values(base, [dfs[k].columns for k in keys])
+                values = _values(base, [dfs[k].columns for k in keys], col_of)
     else:
         with driver_sized(spark, config):
             base, n = local_relation(packed)
         if n <= config.local_rows:
             local = True
             if n <= config.driver_rows:
-                values = _values(base, [dfs[k].columns for k in keys])
+                values = _values(base, [dfs[k].columns for k in keys], col_of)
             for r in base.select("_t", "_g").collect():  # local rows: no Spark job
                 counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
         else:
@@ -184,7 +186,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         with driver_sized(spark, config):
             split, m = local_relation(base.filter(F.col("_t").isin(small)))
         if m <= config.driver_rows:
-            split_values = _values(split, [dfs[k].columns for k in keys])
+            split_values = _values(split, [dfs[k].columns for k in keys], col_of)
     for slot, k in enumerate(keys):
         per_tag = {g: n for (t, g), n in counts.items() if t == slot}
         rows = sizes[slot]
@@ -193,7 +195,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         src, is_local, vals = ((split, True, split_values) if split is not None and slot in small
                                else (base, local, values))
         df = src.filter(F.col("_t") == slot).select(
-            *[F.col(f"s{slot}.{c}").alias(c) for c in dfs[k].columns])
+            *[F.col(f"s{col_of[slot]}.{c}").alias(c) for c in dfs[k].columns])
         if is_local and config.one_partition_locals:
             # one partition, said so in the plan: joins, unions and aggregates over such
             # leaves need no shuffle, so a small action runs few stages instead of one per
@@ -204,13 +206,32 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     return out
 
 
-def _values(base: DataFrame, columns: list[list[str]]) -> dict[int, list[dict]]:
+def _shared_structs(schemas: list[T.StructType]) -> tuple[list[T.StructType], list[int]]:
+    """The struct columns of a pack, one per shape (column names and types) of its frames,
+    and each frame's column. Frames of one shape share a column: a stratum's wave packs
+    mostly deltas and traces of a few shapes, and a pack's plan (each frame's select, their
+    union), which Spark analyses on every step of building it, grows with frames times
+    columns. The shared struct's fields are nullable: it holds rows of every such frame."""
+    structs: list[T.StructType] = []
+    column: dict[tuple, int] = {}
+    col_of = []
+    for schema in schemas:
+        shape = tuple((f.name, f.dataType) for f in schema.fields)
+        if shape not in column:
+            column[shape] = len(structs)
+            structs.append(T.StructType([T.StructField(n, t, True) for n, t in shape]))
+        col_of.append(column[shape])
+    return structs, col_of
+
+
+def _values(base: DataFrame, columns: list[list[str]], col_of: list[int]
+            ) -> dict[int, list[dict]]:
     """The rows of a packed local relation in Python, per slot (reading a local relation
     takes no Spark job)."""
     out: dict[int, list[dict]] = {}
     for r in base.collect():
         slot = r[0]
-        out.setdefault(slot, []).append(dict(zip(columns[slot], r[2 + slot])))
+        out.setdefault(slot, []).append(dict(zip(columns[slot], r[2 + col_of[slot]])))
     return out
 
 
