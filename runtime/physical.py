@@ -15,6 +15,7 @@ from functools import reduce
 from typing import Hashable, Iterator
 
 from pyspark.sql import functions as F
+from pyspark.sql import Row
 from pyspark.sql import types as T
 from pyspark.sql.classic.dataframe import DataFrame
 
@@ -158,15 +159,18 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
                 base, _ = local_relation(base)
             local = True
             if n <= config.driver_rows:
-                values = _values(base, [dfs[k].columns for k in keys], col_of)
+                values = _values(base.collect(), [dfs[k].columns for k in keys], col_of)
     else:
         with driver_sized(spark, config):
             base, n = local_relation(packed)
         if n <= config.local_rows:
             local = True
+            # local rows: no Spark job; all of them when the driver keeps their values, and
+            # then one collect serves both
+            rows = base.collect() if n <= config.driver_rows else base.select("_t", "_g").collect()
             if n <= config.driver_rows:
-                values = _values(base, [dfs[k].columns for k in keys], col_of)
-            for r in base.select("_t", "_g").collect():  # local rows: no Spark job
+                values = _values(rows, [dfs[k].columns for k in keys], col_of)
+            for r in rows:
                 counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
         else:
             # larger than expected: a local relation this size would be shipped with every
@@ -186,7 +190,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         with driver_sized(spark, config):
             split, m = local_relation(base.filter(F.col("_t").isin(small)))
         if m <= config.driver_rows:
-            split_values = _values(split, [dfs[k].columns for k in keys], col_of)
+            split_values = _values(split.collect(), [dfs[k].columns for k in keys], col_of)
     for slot, k in enumerate(keys):
         per_tag = {g: n for (t, g), n in counts.items() if t == slot}
         rows = sizes[slot]
@@ -224,12 +228,12 @@ def _shared_structs(schemas: list[T.StructType]) -> tuple[list[T.StructType], li
     return structs, col_of
 
 
-def _values(base: DataFrame, columns: list[list[str]], col_of: list[int]
+def _values(rows: list[Row], columns: list[list[str]], col_of: list[int]
             ) -> dict[int, list[dict]]:
-    """The rows of a packed local relation in Python, per slot (reading a local relation
-    takes no Spark job)."""
+    """The collected rows of a packed local relation (reading one takes no Spark job) as
+    Python values, per slot."""
     out: dict[int, list[dict]] = {}
-    for r in base.collect():
+    for r in rows:
         slot = r[0]
         out.setdefault(slot, []).append(dict(zip(columns[slot], r[2 + col_of[slot]])))
     return out
