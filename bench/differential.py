@@ -8,13 +8,21 @@ back) added up per program (bench/README.md holds the results).
 
 The suite's time is mostly these epochs: a change that makes them cheaper makes `make test`
 faster, and the other way round.
+
+On a shared machine the seconds of one run vary by a quarter; the CPU seconds that the driver
+JVM's threads and the Python driver spent (read from /proc at the end, Linux only) vary less,
+and say where the work went: the py4j threads that build, plan and start the plans, the JIT
+compilers, the executors' tasks.
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import os
+import resource
 import sys
 import time
+from collections import Counter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -69,7 +77,31 @@ def main() -> int:
         print(f"{name}: {time.perf_counter() - t0:.1f}s for {args.epochs} epochs; commits "
               f"{d.seconds['commit']:.1f}s ({jobs} jobs), checks {d.seconds['check']:.1f}s",
               flush=True)
+    print(cpu_report(spark))
     return 0
+
+
+def cpu_report(spark) -> str:
+    """CPU seconds of the Python driver and of the driver JVM's threads, grouped by name
+    (py4j's threads are `Thread-N`), from /proc; an empty string elsewhere."""
+    pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+    tick = os.sysconf("SC_CLK_TCK")
+    threads: Counter = Counter()
+    for task in glob.glob(f"/proc/{pid}/task/*"):
+        try:
+            with open(f"{task}/comm") as f:
+                name = f.read().strip().rstrip("0123456789-# ")
+            with open(f"{task}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended
+            continue
+        threads[{"Thread": "py4j"}.get(name, name)] += (int(fields[11]) + int(fields[12])) / tick
+    if not threads:
+        return ""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    top = ", ".join(f"{name} {sec:.1f}" for name, sec in threads.most_common(5))
+    return (f"CPU seconds: Python driver {me.ru_utime + me.ru_stime:.1f}; driver JVM "
+            f"{sum(threads.values()):.1f} ({top})")
 
 
 if __name__ == "__main__":

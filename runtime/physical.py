@@ -12,14 +12,17 @@ import json
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
-from typing import Hashable, Iterator
+from typing import TYPE_CHECKING, Hashable, Iterator
 
 from pyspark.sql import functions as F
-from pyspark.sql import Row
 from pyspark.sql import types as T
 from pyspark.sql.classic.dataframe import DataFrame
 
 from runtime.config import DEFAULT, Config
+
+if TYPE_CHECKING:
+    from py4j.java_gateway import JavaObject
+    from pyspark.sql import Row
 
 
 # The settings under which a small action runs as ONE Spark job of single-task stages: no
@@ -119,9 +122,9 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     Spark runs all their plans as one job.
 
     When the result is expected small, the action runs `driver_sized` (one job) and the
-    packed rows are collected on the JVM into a local relation (a plan leaf holding the rows,
-    with exact statistics, that later plans read without a Spark job); the rows' tags are
-    counted on the driver. Otherwise it is a local checkpoint on the executors
+    packed rows are collected on the JVM into local relations, one per frame (plan leaves
+    holding the rows, with exact statistics, that later plans read without a Spark job); the
+    rows' tags are counted on the driver. Otherwise it is a local checkpoint on the executors
     (checkpoint_leaf), counted by an aggregate in the same action. `expect_large=None` (size
     unknown, e.g. a user's DataFrame) takes that way and then, if the result is small after
     all, turns it into a local relation (a second, cheap action). A large result's small
@@ -147,6 +150,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     packed = reduce(lambda a, b: a.union(b), parts)
     counts: dict[tuple[int, int | None], int] = {}
     values: dict[int, list[dict]] | None = None
+    leaves: dict[int, DataFrame] | None = None
     local = False
     if expect_large is not False:
         with one_job(spark):
@@ -156,13 +160,13 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         n = sum(counts.values())
         if expect_large is None and n <= config.local_rows:
             with driver_sized(spark, config):
-                base, _ = local_relation(base)
+                base, _, _ = local_relation(base)
             local = True
             if n <= config.driver_rows:
                 values = _values(base.collect(), [dfs[k].columns for k in keys], col_of)
     else:
         with driver_sized(spark, config):
-            base, n = local_relation(packed)
+            base, n, jrows = local_relation(packed)
         if n <= config.local_rows:
             local = True
             # local rows: no Spark job; all of them when the driver keeps their values, and
@@ -172,6 +176,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
                 values = _values(rows, [dfs[k].columns for k in keys], col_of)
             for r in rows:
                 counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
+            leaves = _slot_leaves(base, jrows, [r[0] for r in rows])
         else:
             # larger than expected: a local relation this size would be shipped with every
             # task that reads it (and broadcast whole); move it to the executors instead
@@ -188,7 +193,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     split, split_values = None, None
     if not local and small and sum(sizes[s] for s in small) <= config.local_rows:
         with driver_sized(spark, config):
-            split, m = local_relation(base.filter(F.col("_t").isin(small)))
+            split, m, _ = local_relation(base.filter(F.col("_t").isin(small)))
         if m <= config.driver_rows:
             split_values = _values(split.collect(), [dfs[k].columns for k in keys], col_of)
     for slot, k in enumerate(keys):
@@ -198,8 +203,8 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
             continue
         src, is_local, vals = ((split, True, split_values) if split is not None and slot in small
                                else (base, local, values))
-        df = src.filter(F.col("_t") == slot).select(
-            *[F.col(f"s{col_of[slot]}.{c}").alias(c) for c in dfs[k].columns])
+        src = leaves[slot] if leaves else src.filter(F.col("_t") == slot)
+        df = src.select(*[F.col(f"s{col_of[slot]}.{c}").alias(c) for c in dfs[k].columns])
         if is_local and config.one_partition_locals:
             # one partition, said so in the plan: joins, unions and aggregates over such
             # leaves need no shuffle, so a small action runs few stages instead of one per
@@ -239,14 +244,38 @@ def _values(rows: list[Row], columns: list[list[str]], col_of: list[int]
     return out
 
 
-def local_relation(df: DataFrame) -> tuple[DataFrame, int]:
+def local_relation(df: DataFrame) -> tuple[DataFrame, int, JavaObject]:
     """`df`'s rows collected on the JVM (one action; they never cross to Python) behind a
     local-relation leaf: no lineage, exact statistics, and read without a Spark job. Returns
-    it and its row count."""
+    it, its row count and the rows (a JVM list)."""
     spark = df.sparkSession
     jrows = df._jdf.collectAsList()
     local = spark._jsparkSession.createDataFrame(jrows, df._jdf.schema())
-    return DataFrame(local, spark), jrows.size()
+    return DataFrame(local, spark), jrows.size(), jrows
+
+
+def _slot_leaves(base: DataFrame, jrows: JavaObject, slots: list[int]
+                 ) -> dict[int, DataFrame] | None:
+    """A local pack's frames as local relations of their own, one per slot, cut from the JVM's
+    list of the pack's rows (`slots`: each row's slot, in the list's order), or None if a
+    slot's rows are not all together (they are when the union's output keeps its inputs'
+    order, as it does over small plans). Frames read as filters of one shared leaf make a
+    plan that reads two of them read that leaf twice: Spark's analysis then renews one copy's
+    columns and rewrites the plan above it, at every step of building on it
+    (DeduplicateRelations took a fifth of the analysis time of small epochs)."""
+    bounds: dict[int, tuple[int, int]] = {}
+    start = 0
+    for i in range(1, len(slots) + 1):
+        if i == len(slots) or slots[i] != slots[start]:
+            if slots[start] in bounds:
+                return None
+            bounds[slots[start]] = (start, i)
+            start = i
+    spark = base.sparkSession
+    schema = base._jdf.schema()
+    return {slot: DataFrame(spark._jsparkSession.createDataFrame(jrows.subList(a, b), schema),
+                            spark)
+            for slot, (a, b) in bounds.items()}
 
 
 def local_frame(spark, schema: T.StructType, rows: list[tuple]) -> DataFrame:

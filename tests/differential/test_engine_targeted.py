@@ -601,3 +601,30 @@ def test_join_with_past_iterations_that_hold_no_batch(spark, keyed):
     join = JoinOp(a, b, keys[0], keys[1], ["c0"], [] if keyed else ["c1"])
     assert join.horizon(0) == []  # no query to run: nothing after iteration 0
     assert join.step(1) is None
+
+
+def test_a_small_pack_gives_each_frame_a_leaf_of_its_own(spark):
+    """materialize_many packs frames into one action. Small, each comes back as a local
+    relation of its own holding exactly its rows (frames of one shape share the pack's
+    struct column, the others have theirs); a plan over two of them reads two leaves, none
+    filtered out of a shared one. When a slot's rows are not all together in the collected
+    list, the frames are read as filters of the pack instead."""
+    from runtime.physical import _slot_leaves, materialize_many
+
+    frames = {"a": spark.createDataFrame([(1, "x", 1), (2, "y", 1)],
+                                         "c0 long, c1 string, _w long"),
+              "b": spark.createDataFrame([(3, "z", -1)], "c0 long, c1 string, _w long"),
+              "c": spark.createDataFrame([(4, 1)], "c0 long, _w long"),
+              "d": None}
+    out = materialize_many(frames)
+    assert out["d"] is None
+    for k in "abc":
+        assert out[k].local and out[k].rows == frames[k].count()
+        assert sorted(out[k].df.collect()) == sorted(frames[k].collect())
+        assert out[k].df.columns == frames[k].columns
+        plan = out[k].df._jdf.queryExecution().analyzed().toString()
+        assert "Filter" not in plan, plan
+    both = out["a"].df.unionByName(out["b"].df)
+    assert sorted(both.collect()) == sorted(frames["a"].union(frames["b"]).collect())
+    assert both._jdf.queryExecution().analyzed().toString().count("LocalRelation") == 2
+    assert _slot_leaves(out["a"].df, None, [0, 0, 1, 0]) is None  # slot 0 comes back
