@@ -171,12 +171,12 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
             local = True
             # local rows: no Spark job; all of them when the driver keeps their values, and
             # then one collect serves both
-            rows = base.collect() if n <= config.driver_rows else base.select("_t", "_g").collect()
+            got = base.collect() if n <= config.driver_rows else base.select("_t", "_g").collect()
             if n <= config.driver_rows:
-                values = _values(rows, [dfs[k].columns for k in keys], col_of)
-            for r in rows:
+                values = _values(got, [dfs[k].columns for k in keys], col_of)
+            for r in got:
                 counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
-            leaves = _slot_leaves(base, jrows, [r[0] for r in rows])
+            leaves = _slot_leaves(base, jrows, [r[0] for r in got])
         else:
             # larger than expected: a local relation this size would be shipped with every
             # task that reads it (and broadcast whole); move it to the executors instead
