@@ -73,8 +73,12 @@ def median_of(runs: list[dict]) -> dict:
             "runs": runs}
 
 
-def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int) -> dict:
+def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int,
+        config=None) -> dict:
     from ddlog.api import Program
+    from runtime.config import DEFAULT
+
+    config = config or DEFAULT
 
     print(f"[{w.name}]", flush=True)
     out: dict = {"workload": w.name, "floor": job_floor(spark)}
@@ -83,7 +87,7 @@ def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int
     out["loop_initial"] = {"seconds": secs, "rows": rows}
     print(f"  hand-written loop (initial inputs) {secs:.1f}s, {rows} rows", flush=True)
 
-    p = Program.load(w.program, spark)
+    p = Program.load(w.program, spark, config=config)
     for rel, df in w.inputs.items():
         p.insert(rel, df)
     out["initial"] = epoch(p)
@@ -130,7 +134,7 @@ def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int
     secs, rows = timed(lambda: w.loop(final))
     out["loop_final"] = {"seconds": secs, "rows": rows}
     print(f"  hand-written loop (final inputs) {secs:.1f}s, {rows} rows", flush=True)
-    q = Program.load(w.program, spark)
+    q = Program.load(w.program, spark, config=config)
     for rel, df in final.items():
         q.insert(rel, df)
     out["scratch"] = epoch(q)
@@ -182,11 +186,18 @@ def main() -> int:
     ap.add_argument("--master", default=None)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting (repeatable), e.g. spark.driver.memory=8g")
+    ap.add_argument("--knobs", default="", metavar="NAME=VALUE,...",
+                    help="the engine's knobs (runtime/config.py), e.g. local_rows=20000")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args()
 
+    from runtime.config import with_knobs
     from runtime.spark import get_session
 
+    try:
+        config = with_knobs(args.knobs)
+    except ValueError as e:
+        raise SystemExit(str(e))
     spark = get_session(args.master, dict(c.split("=", 1) for c in args.conf))
     if args.workload == "reach":
         w = workloads.reach(spark, args.edges, args.roots, args.seed, args.partitions)
@@ -195,7 +206,7 @@ def main() -> int:
     else:
         w = workloads.pointsto(spark, args.facts, args.seed, args.partitions)
     batches = [int(b) for b in args.batches.split(",") if b]
-    result = run(spark, w, batches, args.repeat, args.seed)
+    result = run(spark, w, batches, args.repeat, args.seed, config)
     result["command"] = "python bench/run.py " + " ".join(sys.argv[1:])
     result["date"] = time.strftime("%Y-%m-%d")
     os.makedirs(args.out, exist_ok=True)

@@ -17,7 +17,6 @@ import argparse
 import os
 import random
 import sys
-from dataclasses import fields, replace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -25,20 +24,14 @@ sys.path.insert(0, ROOT)
 
 def knobs(text: str):
     """`name=value,...` as a Config on top of the incremental-only one."""
-    from runtime.config import Config
+    from runtime.config import Config, with_knobs
 
     # every epoch runs incrementally, whatever the size of its change next to the state
-    config = Config(recompute_ratio=float("inf"), incremental_budget=float("inf"))
-    types = {f.name: f.type for f in fields(Config)}
-    for item in filter(None, text.split(",")):
-        name, _, value = item.partition("=")
-        if name not in types:
-            raise SystemExit(f"no knob {name!r} in runtime/config.Config")
-        kind = types[name] if isinstance(types[name], str) else types[name].__name__
-        parsed = (value.lower() == "true" if kind == "bool"
-                  else float(value) if kind == "float" else int(value))
-        config = replace(config, **{name: parsed})
-    return config
+    try:
+        return with_knobs(text, Config(recompute_ratio=float("inf"),
+                                       incremental_budget=float("inf")))
+    except ValueError as e:
+        raise SystemExit(str(e))
 
 
 def value(rng: random.Random, t) -> object:

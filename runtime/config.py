@@ -2,7 +2,7 @@
 field here, and an Engine carries one Config (nothing is a module-level global)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 
 @dataclass(frozen=True)
@@ -61,3 +61,19 @@ class Config:
 
 
 DEFAULT = Config()
+
+
+def with_knobs(text: str, base: Config = DEFAULT) -> Config:
+    """`base` with the knobs of `text` (`name=value,...`, e.g. "local_rows=20000,
+    arrangements=false") changed: what the benchmarks take on their command lines."""
+    types = {f.name: f.type for f in fields(Config)}
+    config = base
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        if name not in types:
+            raise ValueError(f"no knob {name!r} in runtime/config.Config")
+        kind = types[name] if isinstance(types[name], str) else types[name].__name__
+        parsed = (value.lower() == "true" if kind == "bool"
+                  else float(value) if kind == "float" else int(value))
+        config = replace(config, **{name: parsed})
+    return config
