@@ -148,41 +148,22 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
                                *[own if j == col_of[slot] else nulls[j]
                                  for j in range(len(structs))]))
     packed = reduce(lambda a, b: a.union(b), parts)
-    counts: dict[tuple[int, int | None], int] = {}
-    values: dict[int, list[dict]] | None = None
-    leaves: dict[int, DataFrame] | None = None
-    local = False
-    if expect_large is not False:
-        with one_job(spark):
-            base = checkpoint_leaf(packed)
-            for r in base.groupBy("_t", "_g").count().collect():
-                counts[(r[0], r[1])] = r[2]
-        n = sum(counts.values())
-        if expect_large is None and n <= config.local_rows:
-            with driver_sized(spark, config):
-                base, _, _ = local_relation(base)
-            local = True
-            if n <= config.driver_rows:
-                values = _values(base.collect(), [dfs[k].columns for k in keys], col_of)
-    else:
-        with driver_sized(spark, config):
-            base, n, jrows = local_relation(packed)
-        if n <= config.local_rows:
-            local = True
-            # local rows: no Spark job; all of them when the driver keeps their values, and
-            # then one collect serves both
-            got = base.collect() if n <= config.driver_rows else base.select("_t", "_g").collect()
-            if n <= config.driver_rows:
-                values = _values(got, [dfs[k].columns for k in keys], col_of)
-            for r in got:
-                counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
-            leaves = _slot_leaves(base, jrows, [r[0] for r in got])
-        else:
+    columns = [dfs[k].columns for k in keys]
+    whole: _Local | None = None  # the pack as local relations, when it is small
+    if expect_large is False:
+        whole = _collect_local(packed, columns, col_of, config)
+        if whole.rows > config.local_rows:
             # larger than expected: a local relation this size would be shipped with every
             # task that reads it (and broadcast whole); move it to the executors instead
-            base = checkpoint_leaf(base)
-            for r in base.groupBy("_t", "_g").count().collect():
-                counts[(r[0], r[1])] = r[2]
+            base, counts = _checkpoint_counted(whole.df)
+            whole = None
+    else:
+        with one_job(spark):
+            base, counts = _checkpoint_counted(packed)
+        if expect_large is None and sum(counts.values()) <= config.local_rows:
+            whole = _collect_local(base, columns, col_of, config)
+    if whole is not None:
+        counts = whole.counts
     sizes = {slot: sum(n for (t, _), n in counts.items() if t == slot)
              for slot in range(len(keys))}
     # Small frames of a large pack get a local relation of their own (one more action, one
@@ -190,28 +171,24 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     # would scan the million rows packed beside it (a 1-edge delete over 1M edges re-read the
     # roots of reachability that way in every iteration: 1 s each).
     small = [slot for slot, n in sizes.items() if 0 < n <= config.local_rows]
-    split, split_values = None, None
-    if not local and small and sum(sizes[s] for s in small) <= config.local_rows:
-        with driver_sized(spark, config):
-            split, m, _ = local_relation(base.filter(F.col("_t").isin(small)))
-        if m <= config.driver_rows:
-            split_values = _values(split.collect(), [dfs[k].columns for k in keys], col_of)
+    split: _Local | None = None
+    if whole is None and small and sum(sizes[s] for s in small) <= config.local_rows:
+        split = _collect_local(base.filter(F.col("_t").isin(small)), columns, col_of, config)
     for slot, k in enumerate(keys):
         per_tag = {g: n for (t, g), n in counts.items() if t == slot}
         rows = sizes[slot]
         if not rows:
             continue
-        src, is_local, vals = ((split, True, split_values) if split is not None and slot in small
-                               else (base, local, values))
-        src = leaves[slot] if leaves else src.filter(F.col("_t") == slot)
-        df = src.select(*[F.col(f"s{col_of[slot]}.{c}").alias(c) for c in dfs[k].columns])
-        if is_local and config.one_partition_locals:
+        held = whole or (split if slot in small else None)
+        df = held.frame(slot) if held is not None else base.filter(F.col("_t") == slot)
+        df = df.select(*[F.col(f"s{col_of[slot]}.{c}").alias(c) for c in dfs[k].columns])
+        if held is not None and config.one_partition_locals:
             # one partition, said so in the plan: joins, unions and aggregates over such
             # leaves need no shuffle, so a small action runs few stages instead of one per
             # shuffle (points-to's small steps: 1-3 stages, were 4-10)
             df = df.coalesce(1)
-        out[k] = Frame(df, rows, per_tag if k in tags else None, is_local,
-                       vals.get(slot, []) if vals is not None else None)
+        out[k] = Frame(df, rows, per_tag if k in tags else None, held is not None,
+                       held.values_of(slot) if held is not None else None)
     return out
 
 
@@ -231,6 +208,58 @@ def _shared_structs(schemas: list[T.StructType]) -> tuple[list[T.StructType], li
             structs.append(T.StructType([T.StructField(n, t, True) for n, t in shape]))
         col_of.append(column[shape])
     return structs, col_of
+
+
+# rows per (slot, tag) of a pack
+Counts = dict[tuple[int, int | None], int]
+
+
+@dataclass
+class _Local:
+    """A pack collected on the JVM into a local relation (`df`, `rows` rows), with its row
+    counts per (slot, tag), its rows in Python per slot when there are at most driver_rows,
+    and each slot's rows as a leaf of its own (None when they did not come together)."""
+
+    df: DataFrame
+    rows: int
+    counts: Counts
+    values: dict[int, list[dict]] | None
+    leaves: dict[int, DataFrame] | None
+
+    def frame(self, slot: int) -> DataFrame:
+        if self.leaves is not None:
+            return self.leaves[slot]
+        return self.df.filter(F.col("_t") == slot)
+
+    def values_of(self, slot: int) -> list[dict] | None:
+        return None if self.values is None else self.values.get(slot, [])
+
+
+def _checkpoint_counted(packed: DataFrame) -> tuple[DataFrame, Counts]:
+    """A pack checkpointed on the executors, and its rows counted per (slot, tag) by the
+    same action."""
+    base = checkpoint_leaf(packed)
+    counts = {(r[0], r[1]): r[2] for r in base.groupBy("_t", "_g").count().collect()}
+    return base, counts
+
+
+def _collect_local(packed: DataFrame, columns: list[list[str]], col_of: list[int],
+                   config: Config) -> _Local:
+    """A pack's rows collected into a local relation by one small action (driver_sized).
+    Above local_rows only its size is filled in: the caller moves it to the executors."""
+    with driver_sized(packed.sparkSession, config):
+        base, n, jrows = local_relation(packed)
+    if n > config.local_rows:
+        return _Local(base, n, {}, None, None)
+    # reading local rows takes no Spark job: all of them when the driver keeps their values,
+    # else only their slots and tags; one collect serves the counts, values and leaves
+    keep = n <= config.driver_rows
+    got = base.collect() if keep else base.select("_t", "_g").collect()
+    counts: Counts = {}
+    for r in got:
+        counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
+    return _Local(base, n, counts, _values(got, columns, col_of) if keep else None,
+                  _slot_leaves(base, jrows, [r[0] for r in got]))
 
 
 def _values(rows: list[Row], columns: list[list[str]], col_of: list[int]

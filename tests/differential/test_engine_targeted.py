@@ -603,12 +603,16 @@ def test_join_with_past_iterations_that_hold_no_batch(spark, keyed):
     assert join.step(1) is None
 
 
-def test_a_small_pack_gives_each_frame_a_leaf_of_its_own(spark):
+@pytest.mark.parametrize("expect_large", [False, None, True],
+                         ids=["expected_small", "unknown_size", "small_frames_of_a_large_pack"])
+def test_a_small_pack_gives_each_frame_a_leaf_of_its_own(spark, expect_large):
     """materialize_many packs frames into one action. Small, each comes back as a local
     relation of its own holding exactly its rows (frames of one shape share the pack's
     struct column, the others have theirs); a plan over two of them reads two leaves, none
-    filtered out of a shared one. When a slot's rows are not all together in the collected
-    list, the frames are read as filters of the pack instead."""
+    filtered out of a shared one. The same whichever way the rows reached the driver: a
+    pack expected small, one of unknown size that was small, or the small frames of a pack
+    expected large (split off it; here every frame is small). When a slot's rows are not all
+    together in the collected list, the frames are read as filters of the pack instead."""
     from runtime.physical import _slot_leaves, materialize_many
 
     frames = {"a": spark.createDataFrame([(1, "x", 1), (2, "y", 1)],
@@ -616,7 +620,7 @@ def test_a_small_pack_gives_each_frame_a_leaf_of_its_own(spark):
               "b": spark.createDataFrame([(3, "z", -1)], "c0 long, c1 string, _w long"),
               "c": spark.createDataFrame([(4, 1)], "c0 long, _w long"),
               "d": None}
-    out = materialize_many(frames)
+    out = materialize_many(frames, expect_large=expect_large)
     assert out["d"] is None
     for k in "abc":
         assert out[k].local and out[k].rows == frames[k].count()
