@@ -232,7 +232,9 @@ class Engine:
         if persist is None:
             traces = self.all_traces()
             plans = {name: t.fold_plan() for name, t in traces.items()}
-            rows = sum(b.rows for t in traces.values() for b in t.cur_batches)
+            # the rows the folds merge: a rebuilt trace's new content, else the epoch's batches
+            rows = sum(b.rows for name, t in traces.items() if plans[name] is not None
+                       for b in (t.rebuilt if t.rebuilt is not None else t.cur_batches))
             # a large estimate may be larger still (a small one that was not is moved to
             # the executors by materialize_many)
             guessed = any(b.estimated for t in traces.values()

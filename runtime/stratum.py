@@ -288,8 +288,9 @@ class StratumRuntime:
                    progress: Progress | None) -> StratumStats:
         """The cost-based fallback: evaluate the stratum from nothing over its imports' whole
         values (a first epoch, semi-naive, on scratch traces), then rebuild its traces from
-        that run: each one's change this epoch is new - past (what downstream strata and
-        readers of `cur` see), and at the epoch's end the new content replaces the past."""
+        that run: each relation's change this epoch is new - past (what downstream strata
+        and readers of `cur` see), and at the epoch's end the new content of every trace, the
+        operators' too, replaces its past."""
         c = self.circuit
         values = {r: self.relation_traces[r].summed() for r in imports}
         frames = materialize_many(values, expect_large=None, config=self.config)
@@ -301,12 +302,15 @@ class StratumRuntime:
         run = StratumRuntime(c, scratch, self.config)
         done = run.run_epoch(progress)
         pairs = [(self.relation_traces[r], scratch[r]) for r in c.relations]
-        pairs += [(t, run.out_traces[nid]) for nid, t in self.traces_by_node().items()]
         changes = materialize_many(
             {k: _rebuilt_change(old, new) for k, (old, new) in enumerate(pairs)},
             expect_large=None, config=self.config)
         for k, (old, new) in enumerate(pairs):
             old.rebuild(new.cur_batches, changes[k])
+        # Only a relation's change has readers (later strata, the epoch's changes); an
+        # operator's trace is read next by this stratum's next epoch, from its new content.
+        for nid, old in self.traces_by_node().items():
+            old.rebuild(run.out_traces[nid].cur_batches, None)
         for r in imports:
             scratch[r].abort_epoch()  # frees the scratch copies' caches
         stats.mode = "recomputed"

@@ -235,8 +235,9 @@ class Trace:
     def rebuild(self, new: list[Batch], change: Frame | None) -> None:
         """This epoch recomputed the trace from scratch: `new` is its whole content (as a
         first epoch would have recorded it), `change` = new - past, what readers of this
-        epoch's `cur` see. At the epoch's end `new` replaces the past instead of adding to it,
-        so that a recompute leaves no cancelled history behind."""
+        epoch's `cur` see (None: an operator's trace, which has no such readers). At the
+        epoch's end `new` replaces the past instead of adding to it, so that a recompute
+        leaves no cancelled history behind."""
         hi = max((b.hi for b in [*new, *self.batches]), default=0)
         self.cur_batches = [] if change is None else [
             Batch(change.df, 0, hi, change.rows, values=change.values)]
