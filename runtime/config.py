@@ -11,8 +11,10 @@ class Config:
     broadcast_rows: int = 50_000
     # Up to this many rows, a result is collected on the JVM into a local relation (a plan
     # leaf that later plans read without a Spark job) instead of a checkpoint on executors.
-    # (5,000 before: reachability over 100k edges from scratch took 37 jobs, now 32, and
-    # its 1,000-edge epochs 57-64 jobs, were 69-82.)
+    # Deltas of a few thousand rows are common in recursion over a large state; held on the
+    # executors they cost a checkpoint, a count and a split each (at 5,000: reachability
+    # over 100k edges took 37 jobs from scratch, its 1,000-edge epochs 69-82; at 20,000 32
+    # and 57-64). A local relation this size is a few hundred KB in the one task reading it.
     local_rows: int = 20_000
     # A result held as a local relation reads as one partition (coalesce(1)), so that plans
     # over such results shuffle nothing (physical.materialize_many).
