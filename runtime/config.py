@@ -11,11 +11,11 @@ class Config:
     broadcast_rows: int = 50_000
     # Up to this many rows, a result is collected on the JVM into a local relation (a plan
     # leaf that later plans read without a Spark job) instead of a checkpoint on executors.
-    # Deltas of a few thousand rows are common in recursion over a large state; held on the
-    # executors they cost a checkpoint, a count and a split each (at 5,000: reachability
-    # over 100k edges took 37 jobs from scratch, its 1,000-edge epochs 69-82; at 20,000 32
-    # and 57-64). A local relation this size is a few hundred KB in the one task reading it.
-    local_rows: int = 20_000
+    # Not more: a local relation is read as one partition, so a join of two of them runs as
+    # one task on one core. At 20,000 reachability over 100k edges took fewer jobs (32
+    # against 37 from scratch, 57-64 against 69-82 in 1,000-edge epochs), but points-to over
+    # 50k statements from scratch took 162.9 s against 112.2 s at 5,000 (one pair of runs).
+    local_rows: int = 5_000
     # A result held as a local relation reads as one partition (coalesce(1)), so that plans
     # over such results shuffle nothing (physical.materialize_many).
     one_partition_locals: bool = True
