@@ -161,7 +161,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         with one_job(spark):
             base, counts = _checkpoint_counted(packed)
         if expect_large is None and sum(counts.values()) <= config.local_rows:
-            whole = _collect_local(base, columns, col_of, config)
+            whole = _collect_local(base, columns, col_of, config, counts)
     if whole is not None:
         counts = whole.counts
     sizes = {slot: sum(n for (t, _), n in counts.items() if t == slot)
@@ -173,7 +173,8 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     small = [slot for slot, n in sizes.items() if 0 < n <= config.local_rows]
     split: _Local | None = None
     if whole is None and small and sum(sizes[s] for s in small) <= config.local_rows:
-        split = _collect_local(base.filter(F.col("_t").isin(small)), columns, col_of, config)
+        split = _collect_local(base.filter(F.col("_t").isin(small)), columns, col_of, config,
+                               {k: n for k, n in counts.items() if k[0] in small})
     for slot, k in enumerate(keys):
         per_tag = {g: n for (t, g), n in counts.items() if t == slot}
         rows = sizes[slot]
@@ -244,18 +245,22 @@ def _checkpoint_counted(packed: DataFrame) -> tuple[DataFrame, Counts]:
 
 
 def _collect_local(packed: DataFrame, columns: list[list[str]], col_of: list[int],
-                   config: Config) -> _Local:
+                   config: Config, counts: Counts | None = None) -> _Local:
     """A pack's rows collected into a local relation by one small action (driver_sized).
-    Above local_rows only its size is filled in: the caller moves it to the executors."""
+    Above local_rows only its size is filled in: the caller moves it to the executors.
+    `counts`: the pack's counts when an earlier action took them."""
     with driver_sized(packed.sparkSession, config):
         base, n, jrows = local_relation(packed)
     if n > config.local_rows:
         return _Local(base, n, {}, None, None)
+    keep = n <= config.driver_rows
+    if counts is not None and not keep:
+        # nothing left to read on the driver but each row's slot, for the leaves alone
+        return _Local(base, n, counts, None, None)
     # reading local rows takes no Spark job: all of them when the driver keeps their values,
     # else only their slots and tags; one collect serves the counts, values and leaves
-    keep = n <= config.driver_rows
     got = base.collect() if keep else base.select("_t", "_g").collect()
-    counts: Counts = {}
+    counts = {}
     for r in got:
         counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
     return _Local(base, n, counts, _values(got, columns, col_of) if keep else None,
