@@ -14,6 +14,7 @@ are made here and in runtime/stratum.py only.
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
@@ -27,6 +28,7 @@ from runtime.stratum import Progress, StratumRuntime
 from runtime.trace import INF, Trace
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, local_frame, materialize_many
+from runtime.spark import side_by_side
 from runtime.stats import EpochStats, JobCounter
 from runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
 
@@ -244,8 +246,12 @@ class Engine:
             for name, t in traces.items():
                 t.end_epoch(None, [frames[name]] if plans[name] is not None else None)
         else:
-            for t in self.all_traces().values():
-                t.end_epoch(persist)
+            # Each trace's new batch (and any merge of its spine) is written by a Spark job of
+            # its own, most of whose time over small batches is the driver's (planning,
+            # scheduling, committing the files): the traces are written side by side.
+            side_by_side(self.spark, [partial(t.end_epoch, persist)
+                                      for t in self.all_traces().values()],
+                         self.config.persist_threads)
         for s in self.strata:
             s.end_epoch()
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 import re
 import threading
+from typing import Callable, TypeVar
 
 from py4j.java_gateway import JavaClass, JavaMember, JavaPackage, JVMView
 from pyspark.sql import SparkSession
+
+T = TypeVar("T")
 
 DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -87,6 +90,24 @@ def java_options(key: str, given: str, level: str, quick_jit: bool = False) -> s
     if quick_jit and key == "spark.driver.extraJavaOptions":
         ours += f" {QUICK_JIT}"
     return f"{ours} {given}".strip()
+
+
+def side_by_side(spark: SparkSession, calls: list[Callable[[], T]], threads: int) -> list[T]:
+    """The results of `calls`, run on up to `threads` threads at once (one after another when
+    `threads` is 1). Each thread starts with this thread's Spark local properties (its job
+    group, so the jobs it starts are counted as this thread's). All calls finish before the
+    first exception, if any, is raised. The calls must not change the session's SQL settings
+    (physical.spark_settings): those are the session's, not a thread's."""
+    if threads <= 1 or len(calls) <= 1:
+        return [call() for call in calls]
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pyspark import inheritable_thread_target
+
+    inherit = inheritable_thread_target(spark)  # copies the properties now, in this thread
+    with ThreadPoolExecutor(min(threads, len(calls)), thread_name_prefix="ddlog") as pool:
+        futures = [pool.submit(inherit(call)) for call in calls]
+    return [f.result() for f in futures]
 
 
 def is_local(spark: SparkSession) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from dataclasses import dataclass, field
 
 from runtime.state.layout import MANIFEST, StateDir, StateError
@@ -23,25 +24,29 @@ class StoredFrame(Frame):
 class Persister:
     """The `persist` callback of `Engine.commit` / `Trace.end_epoch` in durable mode: writes a
     folded batch as Parquet under the state directory and returns it read back from there (so
-    the batch's lineage is the file, not the epoch's computation)."""
+    the batch's lineage is the file, not the epoch's computation). Traces call it from
+    several threads at once (engine.end_epoch)."""
 
     def __init__(self, state: StateDir, spark, epoch: int):
         self.state = state
         self.spark = spark
         self.epoch = epoch
         self.written: list[str] = []
+        self._journal = threading.Lock()  # one journal line at a time
 
     def __call__(self, df) -> Frame | None:
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
-        rel = self.state.new_batch_path(self.epoch)
+        with self._journal:
+            rel = self.state.new_batch_path(self.epoch)
         path = self.state.file(rel)
         # One job writes the batch and counts its rows (the count rides along as a metric).
         obs = Observation()
         df.observe(obs, F.count(F.lit(1)).alias("rows")).write.parquet(path)
         rows = int(obs.get["rows"])
-        self.written.append(rel)
+        with self._journal:
+            self.written.append(rel)
         if rows == 0:
             shutil.rmtree(path, ignore_errors=True)
             return None
