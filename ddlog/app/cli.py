@@ -509,20 +509,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # query, sql
 
 
-@command("query", "print a relation of a state",
+@command("query", "print relations of a state",
          STATE_ARG,
-         arg("relation", metavar="RELATION", help="the relation to print"),
+         arg("relations", metavar="RELATION", nargs="+",
+             help="the relations to print, one after another (their records name them; "
+                  "--format csv and json print one relation)"),
          FORMAT_ARG,
-         arg("--limit", metavar="N", type=int, help="print at most N records"),
+         arg("--limit", metavar="N", type=int, help="print at most N records of each"),
          *SPARK_ARGS)
 def cmd_query(args: argparse.Namespace) -> int:
     from ddlog.values import render
 
+    if len(args.relations) > 1 and args.format != "text":
+        # a csv header or a JSON line does not say which relation its rows belong to
+        raise DDlogError(f"query: --format {args.format} prints one relation, not "
+                         f"{len(args.relations)}")
     db = open_state(args, writer=False)
     try:
-        info = db.relation(args.relation)
-        rows = db.rows(info.name, limit=args.limit)
-        sys.stdout.write(render.relation_text(info, rows, args.format))
+        infos = [db.relation(name) for name in args.relations]
+        for info in infos:
+            rows = db.rows(info.name, limit=args.limit)
+            sys.stdout.write(render.relation_text(info, rows, args.format))
         return 0
     finally:
         db.close()

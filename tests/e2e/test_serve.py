@@ -50,10 +50,10 @@ def expected(inputs) -> dict[str, set[str]]:
     return oracle_records(REACH, inputs, ("Reach", "Unreachable"))
 
 
-def query(cli: DDlogCLI, state: Path, relation: str) -> set[str]:
-    r = cli("query", "--state", state, relation)
+def query(cli: DDlogCLI, state: Path, *relations: str) -> dict[str, set[str]]:
+    r = cli("query", "--state", state, *relations)
     assert r.code == 0, r
-    return parse_dump(r.out, relation)
+    return {rel: parse_dump(r.out, rel) for rel in relations}
 
 
 def test_serve_feeds_queries_shell_and_restarts(cli, tmp_path):
@@ -91,7 +91,7 @@ def test_serve_feeds_queries_shell_and_restarts(cli, tmp_path):
         inputs["Edge"] |= set(new_edges)
         assert manifest_epoch(state) == 1 + len(new_edges)
         want = expected(inputs)
-        assert query(cli, state, "Reach") == want["Reach"]
+        assert query(cli, state, "Reach", "Unreachable") == want  # served: both at once
 
         # a bad feed is refused with its message, the state untouched
         before = state_snapshot(state)
@@ -115,13 +115,13 @@ def test_serve_feeds_queries_shell_and_restarts(cli, tmp_path):
         # SIGKILL: nothing committed is lost; the stale file is ignored by clients
         kill_group(server)
         assert (state / ".serve.json").exists()
-        assert query(cli, state, "Unreachable") == want["Unreachable"]
+        assert query(cli, state, "Unreachable")["Unreachable"] == want["Unreachable"]
         server = start_server(cli, state)
         r = cli("feed", "--state", state, "--delete", "Root(5)")
         assert r.code == 0, r
         inputs["Root"].discard((5,))
         want = expected(inputs)
-        assert query(cli, state, "Reach") == want["Reach"]
+        assert query(cli, state, "Reach")["Reach"] == want["Reach"]
         server.terminate()  # SIGTERM to the ddlog process
         out, err = server.communicate(timeout=120)
         assert server.returncode == 0, err
@@ -129,4 +129,4 @@ def test_serve_feeds_queries_shell_and_restarts(cli, tmp_path):
     finally:
         if server.poll() is None:
             kill_group(server)
-    assert query(cli, state, "Unreachable") == want["Unreachable"]
+    assert query(cli, state, "Unreachable")["Unreachable"] == want["Unreachable"]

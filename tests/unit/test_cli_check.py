@@ -132,6 +132,20 @@ def test_main_returns_int(capsys):
     assert "Path  (recursive)" in capsys.readouterr().out
 
 
+def test_query_of_several_relations_is_text_only(capsys, tmp_path):
+    """Several relations print one after another in DDlog's text format, whose records name
+    their relation; a CSV header or JSON line would not, so those formats take one. The
+    refusal comes before the state is opened (no Spark, nothing touched)."""
+    from ddlog.app.cli import build_parser, main
+
+    assert build_parser().parse_args(["query", "--state", "s", "A", "B"]).relations == ["A", "B"]
+    for fmt in ("csv", "json"):
+        code = main(["query", "--state", str(tmp_path / "none"), "A", "B", "--format", fmt])
+        assert code == 1
+        assert f"--format {fmt} prints one relation, not 2" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()
+
+
 def test_short_commands_start_their_jvm_with_the_quick_compiler_only():
     from ddlog.app.cli import build_parser, spark_options
     from runtime.spark import QUICK_JIT, java_options
