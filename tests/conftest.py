@@ -1,7 +1,8 @@
 """Shared fixtures, and the tiers (DESIGN 8):
 
     tests/unit/          no JVM; seconds (`make test-fast`)
-    tests/differential/  the engine against tests/oracle, one SparkSession for the run
+    tests/differential/  the engine against tests/oracle, one SparkSession per test process
+                         (`make test` runs a pytest-xdist worker per core, a file to each)
     tests/e2e/           the command line, state directories, crashes (subprocesses)
 
 Tests under differential/ and e2e/ get the marker `spark`; `-m "not spark"` leaves the unit
