@@ -26,8 +26,9 @@ class Config:
     max_cur_batches: int = 8
     max_past_batches: int = 6
     # A durable epoch's end writes its traces' batches with this many threads at once (1: one
-    # after another). A one-row `ddlog feed` on reach.dl writes seven; side by side its epoch
-    # took 12.7-13.7 s instead of 14.9-15.8 s (three runs each, taking turns).
+    # after another). A one-row `ddlog feed` on reach.dl writes seven traces' batches (and
+    # merges of their spines); side by side the command took 18.5-18.8 s instead of
+    # 20.2-20.7 s, its epoch 12.7-13.7 s instead of 14.9-15.8 s (three runs each, in turns).
     persist_threads: int = 4
     # Fixpoint iterations of a stratum in one epoch before it counts as not converging.
     max_iterations: int = 10_000
