@@ -32,7 +32,7 @@ class Persister:
         self.spark = spark
         self.epoch = epoch
         self.written: list[str] = []
-        self._journal = threading.Lock()  # one journal line at a time
+        self._journal = threading.Lock()  # the journal and `written`, one thread at a time
 
     def __call__(self, df) -> Frame | None:
         from pyspark.sql import Observation
