@@ -258,11 +258,13 @@ def _collect_local(packed: DataFrame, columns: list[list[str]], col_of: list[int
         # nothing left to read on the driver but each row's slot, for the leaves alone
         return _Local(base, n, counts, None, None)
     # reading local rows takes no Spark job: all of them when the driver keeps their values,
-    # else only their slots and tags; one collect serves the counts, values and leaves
+    # else only their slots and tags; one collect serves the counts (unless known), values
+    # and leaves
     got = base.collect() if keep else base.select("_t", "_g").collect()
-    counts = {}
-    for r in got:
-        counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
+    if counts is None:
+        counts = {}
+        for r in got:
+            counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
     return _Local(base, n, counts, _values(got, columns, col_of) if keep else None,
                   _slot_leaves(base, jrows, [r[0] for r in got]))
 

@@ -59,8 +59,8 @@ def test_durable_epochs_against_the_oracle(spark, tmp_path, threads):
     db = Database.for_program(str(REACH), str(state))
     db.config = replace(db.config, persist_threads=threads, max_past_batches=2)
     program = db.program
-    inputs: dict[str, set] = {"Edge": set(), "Root": {(0,)}}
-    updates = [("insert", "Root", (0,))]
+    inputs: dict[str, set] = {"Edge": set(), "Root": set()}
+    updates = [("insert", "Root", (0,))]  # the first epoch's, with its edges
     try:
         for epoch in range(6):
             for _ in range(5):
