@@ -347,8 +347,8 @@ class RelationInfo:
 class Update(NamedTuple):
     """One update of a relation in a transaction: insert (+1) or delete (-1) the rows of `df`
     (a DataFrame with columns c0..cN). `rows` holds the same rows as Spark values when the
-    caller gave them in Python: the engine then reads the stored relation by them instead of
-    scanning it."""
+    caller gave them in Python, or a small change file was read into the driver: the engine
+    then reads the stored relation by them instead of scanning it."""
 
     sign: int
     df: Any

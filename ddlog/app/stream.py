@@ -238,7 +238,7 @@ class Stream:
         txn = Transaction()
         for rel, path in paths:
             inserts, deletes = read_changes(db.spark, self.sources[rel].kind, path,
-                                            db.relations[rel])
+                                            db.relations[rel], db.config)
             txn.add_frame(rel, 1, inserts)
             if deletes is not None:
                 txn.add_frame(rel, -1, deletes)
