@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from typing import Callable
 
 from pyspark.sql import DataFrame
@@ -44,6 +45,15 @@ from runtime.zset import consolidate, negate, union_all
 Progress = Callable[[str], None]
 
 
+@dataclass
+class Scratch:
+    """A stratum's last evaluation from scratch (a first epoch or a recompute)."""
+
+    seconds: float  # what it took
+    rows: int  # the rows its inputs held then
+    iterations: int  # the depth of its fixpoint
+
+
 class StratumRuntime:
     def __init__(self, circuit: Circuit, relation_traces: dict[str, Trace],
                  config: Config = DEFAULT):
@@ -55,9 +65,9 @@ class StratumRuntime:
         self.ops: dict[int, Operator] = {}
         self.out_traces: dict[int, Trace] = {}
         self.large = False  # whether the last iteration's deltas were too large to collect
-        # (seconds, input rows) of the last evaluation from scratch (a first epoch or a
-        # recompute): what an incremental run is measured against
-        self.scratch: tuple[float, int] | None = None
+        # the last evaluation from scratch (a first epoch or a recompute): what an
+        # incremental run is measured against
+        self.scratch: Scratch | None = None
         rel_of_distinct = {d: r for r, d in circuit.delays.items()}
         for node in circuit.nodes:
             if node.stateful:
@@ -212,9 +222,10 @@ class StratumRuntime:
         feedback = set(c.delays.values()) if c.recursive else set()
         budget = None if fresh or not c.recursive else self._budget(imports)
         began = time.perf_counter()
-        i, steps = 0, 0
+        i, steps, pace = 0, 0, 0.0
         while True:
-            if budget is not None and steps and time.perf_counter() - began > budget:
+            if budget is not None and steps and self._overruns(
+                    budget, time.perf_counter() - began, i, pace):
                 # iterating the change costs more than evaluating from scratch would: drop
                 # what this epoch recorded so far and recompute
                 self._abandon()
@@ -224,11 +235,12 @@ class StratumRuntime:
                 raise EvaluationError(
                     f"stratum {c.stratum} ({name}) did not reach a fixpoint within "
                     f"{self.max_iterations} iterations")
-            started = time.time()
+            started = time.perf_counter()
             sizes, moved = self._iteration(i, feedback, inline)
+            pace = time.perf_counter() - started
             if progress is not None:
                 progress(f"stratum {c.stratum} ({name}) iteration {i}: "
-                         f"delta {sum(sizes)} rows, {time.time() - started:.1f}s")
+                         f"delta {sum(sizes)} rows, {pace:.1f}s")
             if not c.recursive:
                 break
             if moved:
@@ -244,7 +256,7 @@ class StratumRuntime:
         stats.iterations = steps
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
         if fresh:
-            self.scratch = (time.perf_counter() - began, self._stored(imports))
+            self.scratch = Scratch(time.perf_counter() - began, self._stored(imports), steps)
         return stats
 
     def _stored(self, imports: set[str]) -> int:
@@ -258,9 +270,20 @@ class StratumRuntime:
         now (None before there was one: a state re-opened from disk)."""
         if self.scratch is None:
             return None
-        seconds, rows = self.scratch
-        scale = max(1.0, self._stored(imports) / max(rows, 1))
-        return self.config.incremental_budget * seconds * scale
+        scale = max(1.0, self._stored(imports) / max(self.scratch.rows, 1))
+        return self.config.incremental_budget * self.scratch.seconds * scale
+
+    def _overruns(self, budget: float, spent: float, i: int, pace: float) -> bool:
+        """Whether an incremental run about to run iteration i gives up and recomputes: it has
+        spent its budget, or the iterations left until the depth the last evaluation from
+        scratch reached, each at the pace of the last one, would cost more than the budget
+        (what was spent is spent either way). A change whose deltas stay small goes at the
+        pace of a small action, which a run from scratch pays for each of its iterations too,
+        so only a change whose deltas make its iterations dearer than that gives up early; a
+        change that runs deeper than the run from scratch counts one iteration left."""
+        assert self.scratch is not None
+        left = max(self.scratch.iterations - i, 1)
+        return spent > budget or left * pace > budget
 
     def _abandon(self) -> None:
         """Forget what this epoch's incremental run recorded so far (the stratum's own
@@ -291,9 +314,11 @@ class StratumRuntime:
         that run: each relation's change this epoch is new - past (what downstream strata
         and readers of `cur` see), and at the epoch's end the new content of every trace, the
         operators' too, replaces its past."""
+        began = time.perf_counter()
         c = self.circuit
         values = {r: self.relation_traces[r].summed() for r in imports}
-        frames = materialize_many(values, expect_large=None, config=self.config)
+        frames = materialize_many(values, config=self.config, expect_large=self._small(
+            [self.relation_traces[r] for r in imports]))
         scratch: dict[str, Trace] = {}
         for r in [*imports, *c.relations]:
             scratch[r] = Trace(list(self.relation_traces[r].columns), self.config)
@@ -304,7 +329,7 @@ class StratumRuntime:
         pairs = [(self.relation_traces[r], scratch[r]) for r in c.relations]
         changes = materialize_many(
             {k: _rebuilt_change(old, new) for k, (old, new) in enumerate(pairs)},
-            expect_large=None, config=self.config)
+            config=self.config, expect_large=self._small([t for pair in pairs for t in pair]))
         for k, (old, new) in enumerate(pairs):
             old.rebuild(new.cur_batches, changes[k])
         # Only a relation's change has readers (later strata, the epoch's changes); an
@@ -315,9 +340,21 @@ class StratumRuntime:
             scratch[r].abort_epoch()  # frees the scratch copies' caches
         stats.mode = "recomputed"
         stats.iterations = done.iterations
-        self.scratch = run.scratch
+        # what the next recompute will cost: this one's whole time, not its run's alone
+        assert run.scratch is not None
+        self.scratch = Scratch(time.perf_counter() - began, run.scratch.rows,
+                               run.scratch.iterations)
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
         return stats
+
+    def _small(self, traces: list[Trace]) -> bool | None:
+        """materialize_many's expect_large for results no larger than these traces together:
+        False (collected on the driver by one action) when they hold at most local_rows rows,
+        else None (checkpointed, and counted, first)."""
+        known = [t.known_rows() for t in traces]
+        if any(n is None for n in known) or sum(known) > self.config.local_rows:
+            return None
+        return False
 
     def _levels(self) -> dict[int, int]:
         """Each node's wave: the number of stateful operators on its longest path from an

@@ -162,6 +162,14 @@ class Trace:
     def past_iters(self) -> set[int]:
         return self.iters
 
+    def known_rows(self) -> int | None:
+        """The rows of past and cur together (at least those of its sum), or None when a
+        batch's count is an operator's estimate."""
+        batches = [*self.batches, *self.cur_batches]
+        if any(b.estimated for b in batches):
+            return None
+        return sum(b.rows for b in batches)
+
     def summed(self, include_cur: bool = True) -> DataFrame | None:
         """Σ over iterations of past (and cur): the relation's value as a Z-set (columns +
         _w, consolidated), None when nothing is stored."""
