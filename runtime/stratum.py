@@ -53,6 +53,17 @@ class Scratch:
     rows: int  # the rows its inputs held then
     iterations: int  # the depth of its fixpoint
 
+    def overrun(self, budget: float, spent: float, i: int, pace: float) -> bool:
+        """Whether an incremental run about to run iteration i gives up and recomputes: it has
+        spent its budget, or the iterations left until this evaluation's depth, each at the
+        pace of its last one, would cost more than the budget (what was spent is spent either
+        way). A change whose deltas stay small goes at the pace of a small action, which a
+        run from scratch pays for each of its iterations too, so only a change whose deltas
+        make its iterations dearer than that gives up early; one that runs deeper than this
+        evaluation counts one iteration left."""
+        left = max(self.iterations - i, 1)
+        return spent > budget or left * pace > budget
+
 
 class StratumRuntime:
     def __init__(self, circuit: Circuit, relation_traces: dict[str, Trace],
@@ -224,8 +235,8 @@ class StratumRuntime:
         began = time.perf_counter()
         i, steps, pace = 0, 0, 0.0
         while True:
-            if budget is not None and steps and self._overruns(
-                    budget, time.perf_counter() - began, i, pace):
+            if budget is not None and steps and self.scratch is not None and \
+                    self.scratch.overrun(budget, time.perf_counter() - began, i, pace):
                 # iterating the change costs more than evaluating from scratch would: drop
                 # what this epoch recorded so far and recompute
                 self._abandon()
@@ -272,18 +283,6 @@ class StratumRuntime:
             return None
         scale = max(1.0, self._stored(imports) / max(self.scratch.rows, 1))
         return self.config.incremental_budget * self.scratch.seconds * scale
-
-    def _overruns(self, budget: float, spent: float, i: int, pace: float) -> bool:
-        """Whether an incremental run about to run iteration i gives up and recomputes: it has
-        spent its budget, or the iterations left until the depth the last evaluation from
-        scratch reached, each at the pace of the last one, would cost more than the budget
-        (what was spent is spent either way). A change whose deltas stay small goes at the
-        pace of a small action, which a run from scratch pays for each of its iterations too,
-        so only a change whose deltas make its iterations dearer than that gives up early; a
-        change that runs deeper than the run from scratch counts one iteration left."""
-        assert self.scratch is not None
-        left = max(self.scratch.iterations - i, 1)
-        return spent > budget or left * pace > budget
 
     def _abandon(self) -> None:
         """Forget what this epoch's incremental run recorded so far (the stratum's own

@@ -1,0 +1,38 @@
+"""When an incremental run of a recursive stratum gives up and recomputes
+(runtime.stratum.Scratch.overrun): once it has spent its budget, or as soon as the iterations
+left until the last evaluation from scratch's depth, at its current pace, would overrun it;
+never while small deltas keep the pace of a run from scratch. (That a recompute gives what the
+incremental run would have: tests/differential/test_engine_knobs.py.)"""
+from __future__ import annotations
+
+from runtime.stratum import Scratch
+
+# a run from scratch of 16 iterations took 8 s: 0.5 s an iteration; the budget is that 8 s
+SCRATCH = Scratch(seconds=8.0, rows=100_000, iterations=16)
+BUDGET = 8.0
+
+
+def test_a_spent_budget_gives_up():
+    assert SCRATCH.overrun(BUDGET, spent=8.1, i=15, pace=0.1)
+    assert not SCRATCH.overrun(BUDGET, spent=7.9, i=15, pace=0.1)
+
+
+def test_small_deltas_at_a_scratch_iteration_s_pace_go_on():
+    # from the first iteration on, at the pace of an iteration from scratch
+    assert not SCRATCH.overrun(BUDGET, spent=0.5, i=1, pace=0.5)
+
+
+def test_dear_iterations_with_many_left_give_up_early():
+    # 2 s an iteration with 13 iterations left: 26 s ahead, against 8 s for a recompute
+    assert SCRATCH.overrun(BUDGET, spent=2.5, i=3, pace=2.0)
+    # the same pace two iterations before the depth: 4 s ahead, go on
+    assert not SCRATCH.overrun(BUDGET, spent=6.0, i=14, pace=2.0)
+
+
+def test_beyond_the_depth_one_iteration_is_left():
+    assert not SCRATCH.overrun(BUDGET, spent=3.0, i=40, pace=7.9)
+    assert SCRATCH.overrun(BUDGET, spent=3.0, i=40, pace=8.1)
+
+
+def test_budget_zero_gives_up_after_the_first_iteration():
+    assert SCRATCH.overrun(0.0, spent=0.01, i=1, pace=0.01)
