@@ -20,11 +20,12 @@ from typing import Callable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ddlog.plan.circuit import Import
 from ddlog.plan.compile import CompiledProgram
 from ddlog.plan.normalize import UNIT
 from ddlog.types import RelationInfo, Update
 from runtime.schema import ITER, WEIGHT, col_name, relation_schema
-from runtime.stratum import Progress, StratumRuntime
+from runtime.stratum import Progress, StratumRuntime, run_together
 from runtime.trace import INF, Trace
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, local_frame, materialize_many
@@ -61,6 +62,7 @@ class Engine:
             for name, info in compiled.relations.items()
             if keep_values and info.role == "output"}
         self.strata = [StratumRuntime(c, self.traces, config) for c in compiled.circuits]
+        self.together = _together(self.strata)
         self.iterations: dict[int, int] = {}
         self.last_stats: EpochStats | None = None  # what the last commit did
         # the relations whose trace moved in the last epoch this process committed (None:
@@ -183,13 +185,16 @@ class Engine:
                     self.traces[rel].record(0, frame)
                     stats.rows_in += frame.rows if frame is not None else 0
             stats.jobs += counted.jobs
-            for s in self.strata:
-                with counter.counting(f"stratum {s.circuit.stratum}") as counted:
-                    st = s.run_epoch(progress)
-                st.jobs, st.seconds = counted.jobs, counted.seconds
+            for group in self.together:
+                label = "strata " if len(group) > 1 else "stratum "
+                with counter.counting(label + ", ".join(str(s.circuit.stratum)
+                                                        for s in group)) as counted:
+                    done = run_together([s.epoch(progress) for s in group], self.config)
                 stats.jobs += counted.jobs
-                stats.strata.append(st)
-                self.iterations[s.circuit.stratum] = st.iterations
+                for s, st in zip(group, done):
+                    st.jobs, st.seconds = counted.jobs, counted.seconds
+                    stats.strata.append(st)
+                    self.iterations[s.circuit.stratum] = st.iterations
             # Lazy: the epoch's batches are materialised, so reading them later is cheap and
             # stays valid after they are folded into `past`.
             changes: dict[str, DataFrame] = {}
@@ -273,6 +278,25 @@ def bag(z: DataFrame, cols: list[str]) -> DataFrame:
     """A Z-set's records with positive weight, each repeated as many times as its weight."""
     reps = F.explode(F.array_repeat(F.lit(0), F.col(WEIGHT).cast("int")))
     return z.filter(F.col(WEIGHT) > 0).select(*cols, reps.alias("_rep")).select(*cols)
+
+
+def _together(strata: list[StratumRuntime]) -> list[list[StratumRuntime]]:
+    """The strata in evaluation order, in the groups an epoch runs together (their actions
+    packed into one, runtime/stratum.run_together): runs of consecutive non-recursive strata
+    none of which reads a relation another of its group writes. A recursive stratum runs
+    alone: its iterations are actions of their own."""
+    groups: list[list[StratumRuntime]] = []
+    written: set[str] = set()
+    for s in strata:
+        c = s.circuit
+        reads = {n.relation for n in c.nodes if isinstance(n, Import)}
+        if c.recursive or not groups or groups[-1][0].circuit.recursive or reads & written:
+            groups.append([s])
+            written = set()
+        else:
+            groups[-1].append(s)
+        written |= set(c.relations)
+    return groups
 
 
 def _first_keys(updates: list[Update]) -> set | None:

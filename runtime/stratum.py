@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Generator, Hashable
 
 from pyspark.sql import DataFrame
 
@@ -63,6 +63,50 @@ class Scratch:
         evaluation counts one iteration left."""
         left = max(self.iterations - i, 1)
         return spent > budget or left * pace > budget
+
+
+@dataclass
+class Request:
+    """What a stratum's epoch asks for one Spark action: frames to materialise together,
+    their tag columns and whether they are expected large (materialize_many's arguments)."""
+
+    plans: dict[Hashable, DataFrame | None]
+    tags: dict[Hashable, str]
+    large: bool
+
+
+# a stratum's epoch (StratumRuntime.epoch): yields Requests, is sent their frames, returns
+# what it did
+Epoch = Generator[Request, dict, StratumStats]
+
+
+def run_together(epochs: list[Epoch], config: Config = DEFAULT) -> list[StratumStats]:
+    """Run several strata's epochs, each action of theirs packed with the others' of the
+    same round into one Spark action (materialize_many: one job over all their plans). The
+    strata must not read each other's relations. Non-recursive strata take one round per
+    wave of their operators: wide programs, with many strata side by side, run a few
+    actions an epoch instead of one per stratum (eight small strata: 0.46-0.8 s as one
+    action, 0.83-1.0 s as eight, warm)."""
+    done: list[StratumStats | None] = [None] * len(epochs)
+    asked: dict[int, Request] = {}
+    for k, e in enumerate(epochs):
+        try:
+            asked[k] = next(e)
+        except StopIteration as stop:
+            done[k] = stop.value
+    while asked:
+        plans = {(k, key): df for k, r in asked.items() for key, df in r.plans.items()}
+        tags = {(k, key): t for k, r in asked.items() for key, t in r.tags.items()}
+        frames = materialize_many(plans, tags, config=config,
+                                  expect_large=any(r.large for r in asked.values()))
+        answered, asked = asked, {}
+        for k, r in answered.items():
+            try:
+                asked[k] = epochs[k].send({key: frames[(k, key)] for key in r.plans})
+            except StopIteration as stop:
+                done[k] = stop.value
+    assert all(st is not None for st in done)
+    return done  # type: ignore[return-value]
 
 
 class StratumRuntime:
@@ -215,6 +259,13 @@ class StratumRuntime:
 
     def run_epoch(self, progress: Progress | None = None) -> StratumStats:
         """Compute this epoch's deltas of every operator; says what it did."""
+        return run_together([self.epoch(progress)], self.config)[0]
+
+    def epoch(self, progress: Progress | None = None) -> Epoch:
+        """run_epoch, asking its caller for each action it needs: it yields the plans the
+        action is to materialise (a Request) and is sent back their frames, so that a caller
+        can run several strata's actions as one (run_together). A recompute, and a recursive
+        stratum's horizon queries, run their own actions."""
         c = self.circuit
         name = ", ".join(c.relations)
         stats = StratumStats(c.stratum, tuple(c.relations))
@@ -247,7 +298,7 @@ class StratumRuntime:
                     f"stratum {c.stratum} ({name}) did not reach a fixpoint within "
                     f"{self.max_iterations} iterations")
             started = time.perf_counter()
-            sizes, moved = self._iteration(i, feedback, inline)
+            sizes, moved = yield from self._iteration(i, feedback, inline)
             pace = time.perf_counter() - started
             if progress is not None:
                 progress(f"stratum {c.stratum} ({name}) iteration {i}: "
@@ -384,8 +435,8 @@ class StratumRuntime:
                 waves.append((ops, rels))
         return waves
 
-    def _iteration(self, i: int, feedback: set[int],
-                   inline: set[int]) -> tuple[list[int], bool]:
+    def _iteration(self, i: int, feedback: set[int], inline: set[int]
+                   ) -> Generator[Request, dict, tuple[list[int], bool]]:
         """Every operator's double delta at iteration i, one Spark action per wave. The
         operators in `inline` are recorded as plans, read by later waves of the same
         action (see _inline); the epoch's end materialises them with the other folds, as
@@ -417,7 +468,7 @@ class StratumRuntime:
             plans.update({key: p.df for key, p in probes.items()})
             tags = {("op", nid): st.tag for nid, st in steps.items() if st.tag}
             large = self.large or sum(st.est for st in steps.values()) > self.config.local_rows
-            frames = materialize_many(plans, tags, expect_large=large, config=self.config)
+            frames = yield Request(plans, tags, large)
             for key, p in probes.items():
                 p.answer(frames[key])
             for nid, st in steps.items():

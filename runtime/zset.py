@@ -25,11 +25,11 @@ def union_all(dfs: list[DataFrame | None]) -> DataFrame | None:
 
 
 def consolidate(df: DataFrame | None, cols: list[str]) -> DataFrame | None:
-    """Sum the weights of equal rows and drop the zeros."""
+    """Sum the weights of equal rows and drop the zeros (columns: `cols`, then the weight,
+    as the aggregate gives them)."""
     if df is None:
         return None
-    return (df.groupBy(*cols).agg(F.sum(WEIGHT).alias(WEIGHT))
-            .filter(F.col(WEIGHT) != 0).select(*cols, WEIGHT))
+    return df.groupBy(*cols).agg(F.sum(WEIGHT).alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
 
 
 def negate(df: DataFrame | None) -> DataFrame | None:
