@@ -22,9 +22,9 @@ from ddlog.types import RelationInfo, Update
 from runtime.config import DEFAULT, Config
 from runtime.errors import describe
 from runtime.io.ingest import frame
-from runtime.physical import local_relation
 from runtime.io.sources import read_raw
 from runtime.io.specs import BindingError, Spec
+from runtime.physical import local_relation
 from runtime.schema import col_name
 
 if TYPE_CHECKING:
