@@ -47,8 +47,6 @@ KNOBS = {
     "tiny_locals": Config(recompute_ratio=float("inf"), local_rows=6),
 }
 
-WIDE_WORKLOAD = Workload(values=ValueGen(ints=(0, 1, 2, 3, 4)))
-
 # a linear recursion, and a non-linear one over several relations
 PROGRAMS_UNDER_TEST = ("tc", "pointsto")
 
@@ -134,6 +132,7 @@ Dst(b) :- E(_, b).
 Big(a, b) :- E(a, b), a + b > 4.
 Two(a) :- Fwd(a, b), Back(b, a).
 """
+WIDE_WORKLOAD = Workload(values=ValueGen(ints=(0, 1, 2, 3, 4)))
 
 
 def test_strata_side_by_side_share_actions(spark):

@@ -17,7 +17,7 @@ def test_a_spent_budget_gives_up():
     assert not SCRATCH.overrun(BUDGET, spent=7.9, i=15, pace=0.1)
 
 
-def test_small_deltas_at_a_scratch_iteration_s_pace_go_on():
+def test_small_deltas_at_the_pace_of_a_scratch_iteration_go_on():
     # from the first iteration on, at the pace of an iteration from scratch
     assert not SCRATCH.overrun(BUDGET, spent=0.5, i=1, pace=0.5)
 
