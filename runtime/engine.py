@@ -20,7 +20,6 @@ from typing import Callable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ddlog.plan.circuit import Import
 from ddlog.plan.compile import CompiledProgram
 from ddlog.plan.normalize import UNIT
 from ddlog.types import RelationInfo, Update
@@ -289,8 +288,8 @@ def _together(strata: list[StratumRuntime]) -> list[list[StratumRuntime]]:
     written: set[str] = set()
     for s in strata:
         c = s.circuit
-        reads = {n.relation for n in c.nodes if isinstance(n, Import)}
-        if c.recursive or not groups or groups[-1][0].circuit.recursive or reads & written:
+        if c.recursive or not groups or groups[-1][0].circuit.recursive or \
+                c.imports() & written:
             groups.append([s])
             written = set()
         else:

@@ -269,7 +269,7 @@ class StratumRuntime:
         c = self.circuit
         name = ", ".join(c.relations)
         stats = StratumStats(c.stratum, tuple(c.relations))
-        imports = {n.relation for n in c.nodes if isinstance(n, Import)}
+        imports = c.imports()
         stats.rows_in = sum(self.relation_traces[r].cur_rows(0, INF) for r in imports)
         if not stats.rows_in:
             return stats  # nothing this stratum reads changed: nothing to do

@@ -204,6 +204,10 @@ class Circuit:
     def node(self, nid: int) -> Node:
         return self.nodes[nid]
 
+    def imports(self) -> set[str]:
+        """The relations the circuit reads (through its Import nodes)."""
+        return {n.relation for n in self.nodes if isinstance(n, Import)}
+
     def consumers(self) -> dict[int, list[int]]:
         out: dict[int, list[int]] = {n.id: [] for n in self.nodes}
         for n in self.nodes:
