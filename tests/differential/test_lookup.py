@@ -1,0 +1,65 @@
+"""Lookups by literal keys (runtime/zset.lookup, what narrows a large side by a small delta's
+keys) keep exactly the rows whose key is one of the values, for every kind of literal key:
+strings SQL text cannot carry as they are, integers at and beyond a long's range, booleans,
+null; under either way Spark may read string escapes."""
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+
+import pytest
+
+from runtime.zset import lookup
+
+STRINGS = ["a", "it's", "back\\slash", "\\'", "'", "", "new\nline", "ünï", "`tick`", "x' OR 1=1 --",
+           None]
+INTS = [0, 1, -1, 7, 2 ** 31, -(2 ** 63) + 1, 2 ** 63 - 1, -(2 ** 63), None]
+BIGS = [2 ** 63, -(2 ** 63) - 1, 10 ** 30, 5, None]  # beyond a long: a decimal column
+BOOLS = [True, False, None]
+
+
+@pytest.fixture(scope="module")
+def table(spark):
+    from pyspark.sql import types as T
+
+    rng = random.Random(7)
+    n = max(len(STRINGS), len(INTS), len(BIGS))
+    big = [None if v is None else Decimal(v) for v in BIGS]
+    rows = [(STRINGS[k % len(STRINGS)], INTS[k % len(INTS)], big[k % len(BIGS)],
+             BOOLS[k % len(BOOLS)], k) for k in range(3 * n)]
+    rng.shuffle(rows)
+    schema = T.StructType([T.StructField("weird col", T.StringType()),
+                           T.StructField("n", T.LongType()),
+                           T.StructField("big", T.DecimalType(38, 0)),
+                           T.StructField("b", T.BooleanType()),
+                           T.StructField("id", T.LongType())])
+    return spark.createDataFrame(rows, schema), rows
+
+
+@pytest.mark.parametrize("escaped", ["false", "true"])
+def test_lookup_keeps_exactly_the_rows_of_its_keys(spark, table, escaped):
+    df, rows = table
+    rng = random.Random(escaped)
+    before = spark.conf.get("spark.sql.parser.escapedStringLiterals")
+    spark.conf.set("spark.sql.parser.escapedStringLiterals", escaped)
+    try:
+        for pos, (col, domain) in enumerate([("weird col", STRINGS), ("n", INTS),
+                                             ("big", BIGS), ("b", BOOLS)]):
+            for _ in range(6):
+                keys = set(rng.sample(domain, rng.randint(0, len(domain))))
+                got = sorted(r["id"] for r in lookup(df, col, keys).collect())
+                want = sorted(r[4] for r in rows if r[pos] in keys)
+                assert got == want, (col, keys)
+    finally:
+        spark.conf.set("spark.sql.parser.escapedStringLiterals", before)
+
+
+def test_lookup_lists_stay_prunable(spark):
+    """More than ten keys go as several IN lists of ten: Spark turns a longer list into an
+    InSet, which cached and Parquet scans cannot skip batches by."""
+    df = spark.range(1000).withColumnRenamed("id", "k")
+    keys = set(range(0, 1000, 37))  # 28 keys
+    found = lookup(df, "k", keys)
+    assert sorted(r["k"] for r in found.collect()) == sorted(keys)
+    plan = found._jdf.queryExecution().optimizedPlan().toString()
+    assert " IN (" in plan and "INSET" not in plan.upper(), plan
