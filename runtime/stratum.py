@@ -66,6 +66,28 @@ class Scratch:
 
 
 @dataclass
+class GaveUp:
+    """The last incremental run of a stratum that gave up and recomputed: the size of its
+    change next to the stored rows it read (rows in / stored), and how many later changes at
+    least that large are still recomputed at once, without an incremental run first. A run
+    that gives up has spent its time for nothing; epochs of a stream bring changes of like
+    size, so the next one would give up too (reachability over 100k edges, a 1,000-edge
+    delete after a 1,000-edge insert had given up: see bench/README). The memory runs out,
+    so that a stratum whose incremental runs got cheaper tries again."""
+
+    ratio: float
+    left: int
+
+    def recompute_at_once(self, rows_in: int, stored: int) -> bool:
+        """Whether a change of `rows_in` rows over `stored` is recomputed without trying;
+        uses up one of the recomputes left if so."""
+        if self.left <= 0 or rows_in < self.ratio * stored:
+            return False
+        self.left -= 1
+        return True
+
+
+@dataclass
 class Request:
     """What a stratum's epoch asks for one Spark action: frames to materialise together,
     their tag columns and whether they are expected large (materialize_many's arguments)."""
@@ -123,6 +145,7 @@ class StratumRuntime:
         # the last evaluation from scratch (a first epoch or a recompute): what an
         # incremental run is measured against
         self.scratch: Scratch | None = None
+        self.gave_up: GaveUp | None = None  # its last incremental run that gave up
         rel_of_distinct = {d: r for r, d in circuit.delays.items()}
         for node in circuit.nodes:
             if node.stateful:
@@ -291,6 +314,8 @@ class StratumRuntime:
                 # iterating the change costs more than evaluating from scratch would: drop
                 # what this epoch recorded so far and recompute
                 self._abandon()
+                self.gave_up = GaveUp(stats.rows_in / max(self._past(imports), 1),
+                                      self.config.recompute_memory)
                 return self._recompute(imports, stats, progress)
             steps += 1
             if steps > self.max_iterations or i > self.max_iterations:
@@ -353,9 +378,16 @@ class StratumRuntime:
     def _recompute_pays(self, imports: set[str], rows_in: int) -> bool:
         """Whether this epoch's change is large enough, next to what the stratum reads, that
         evaluating it from scratch costs less than iterating the change through its traces
-        (whose every iteration joins the change with the past as well as with itself)."""
-        stored = sum(self.relation_traces[r].past_rows() for r in imports)
-        return rows_in > self.config.recompute_ratio * stored
+        (whose every iteration joins the change with the past as well as with itself), or
+        than the last incremental run that gave up (GaveUp)."""
+        stored = self._past(imports)
+        if rows_in > self.config.recompute_ratio * stored:
+            return True
+        return self.gave_up is not None and self.gave_up.recompute_at_once(rows_in, stored)
+
+    def _past(self, imports: set[str]) -> int:
+        """The rows the stratum's inputs stored before this epoch."""
+        return sum(self.relation_traces[r].past_rows() for r in imports)
 
     def _recompute(self, imports: set[str], stats: StratumStats,
                    progress: Progress | None) -> StratumStats:

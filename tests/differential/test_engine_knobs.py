@@ -9,7 +9,8 @@ each way of evaluating an epoch (runtime/config.Config):
   the small side's keys is (lookups by literal keys, narrowed histories and joins), every
   delta materialised so that its keys are known;
 - `abandoned`: every incremental run of a recursive stratum is abandoned after its first
-  iteration (as when it overruns its time budget) and the stratum recomputed;
+  iteration (as when it overruns its time budget) and the stratum recomputed (and no give-up
+  is remembered, so that every epoch tries incrementally first);
 - `full`: nothing is narrowed, arranged or recomputed: every read scans the whole trace;
 - `waves`: every operator's delta is materialised by an action of its own, never planned
   into its readers' (the default does that for the joins of a first evaluation of a
@@ -37,7 +38,8 @@ KNOBS = {
     "recompute": Config(recompute_ratio=0.0),
     "pruned": Config(recompute_ratio=float("inf"), arrange_rows=0, lookup_keys=1_000,
                      driver_rows=5_000, narrow_rows=0, inline_rows=-1),
-    "abandoned": Config(recompute_ratio=float("inf"), incremental_budget=0.0),
+    "abandoned": Config(recompute_ratio=float("inf"), incremental_budget=0.0,
+                        recompute_memory=0),
     "full": Config(recompute_ratio=float("inf"), arrangements=False, lookup_keys=-1,
                    driver_rows=0),
     "waves": Config(recompute_ratio=float("inf"), inline_fresh=False, inline_rows=-1,

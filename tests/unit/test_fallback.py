@@ -1,11 +1,12 @@
 """When an incremental run of a recursive stratum gives up and recomputes
 (runtime.stratum.Scratch.overrun): once it has spent its budget, or as soon as the iterations
 left until the last evaluation from scratch's depth, at its current pace, would overrun it;
-never while small deltas keep the pace of a run from scratch. (That a recompute gives what the
-incremental run would have: tests/differential/test_engine_knobs.py.)"""
+never while small deltas keep the pace of a run from scratch; and how long a give-up is
+remembered (runtime.stratum.GaveUp). (That a recompute gives what the incremental run would
+have: tests/differential/test_engine_knobs.py.)"""
 from __future__ import annotations
 
-from runtime.stratum import Scratch
+from runtime.stratum import GaveUp, Scratch
 
 # a run from scratch of 16 iterations took 8 s: 0.5 s an iteration; the budget is that 8 s
 SCRATCH = Scratch(seconds=8.0, rows=100_000, iterations=16)
@@ -36,3 +37,18 @@ def test_beyond_the_depth_one_iteration_is_left():
 
 def test_budget_zero_gives_up_after_the_first_iteration():
     assert SCRATCH.overrun(0.0, spent=0.01, i=1, pace=0.01)
+
+
+def test_a_give_up_is_remembered_for_changes_as_large():
+    # a change of 1,000 rows over 100,000 gave up: 1% of the stored rows
+    gave_up = GaveUp(ratio=0.01, left=2)
+    assert not gave_up.recompute_at_once(999, 100_000)  # smaller: tried incrementally
+    assert gave_up.left == 2
+    assert gave_up.recompute_at_once(1_000, 100_000)
+    assert gave_up.recompute_at_once(5_000, 200_000)  # 2.5%
+    # the memory ran out: the next change as large is tried incrementally again
+    assert not gave_up.recompute_at_once(1_000, 100_000)
+
+
+def test_no_memory_tries_every_change():
+    assert not GaveUp(ratio=0.0, left=0).recompute_at_once(10**6, 1)
