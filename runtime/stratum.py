@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable, Generator, Hashable
+from typing import Callable, ClassVar, Generator, Hashable
 
 from pyspark.sql import DataFrame
 
@@ -77,11 +77,15 @@ class GaveUp:
 
     ratio: float
     left: int
+    # A change of 90% of that size counts as as large: the stored rows it is measured against
+    # are counted batch by batch, so they grow with every epoch (deletions too), and the next
+    # change of the same size is a little smaller next to them.
+    like: ClassVar[float] = 0.9
 
     def recompute_at_once(self, rows_in: int, stored: int) -> bool:
         """Whether a change of `rows_in` rows over `stored` is recomputed without trying;
         uses up one of the recomputes left if so."""
-        if self.left <= 0 or rows_in < self.ratio * stored:
+        if self.left <= 0 or rows_in < self.like * self.ratio * stored:
             return False
         self.left -= 1
         return True

@@ -41,11 +41,13 @@ def test_budget_zero_gives_up_after_the_first_iteration():
 
 def test_a_give_up_is_remembered_for_changes_as_large():
     # a change of 1,000 rows over 100,000 gave up: 1% of the stored rows
-    gave_up = GaveUp(ratio=0.01, left=2)
-    assert not gave_up.recompute_at_once(999, 100_000)  # smaller: tried incrementally
-    assert gave_up.left == 2
+    gave_up = GaveUp(ratio=0.01, left=3)
+    assert not gave_up.recompute_at_once(899, 100_000)  # smaller: tried incrementally
+    assert gave_up.left == 3
     assert gave_up.recompute_at_once(1_000, 100_000)
     assert gave_up.recompute_at_once(5_000, 200_000)  # 2.5%
+    # the same size over the stored rows a few epochs' batches later
+    assert gave_up.recompute_at_once(1_000, 100_400)
     # the memory ran out: the next change as large is tried incrementally again
     assert not gave_up.recompute_at_once(1_000, 100_000)
 
