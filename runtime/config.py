@@ -70,8 +70,9 @@ class Config:
     # edges, 100- and 1,000-edge epochs: 1.10-1.67x from scratch, 1.84-2.28x when only the
     # time taken counted (bench/README, 2026-11-26).
     incremental_budget: float = 1.0
-    # After an incremental run gives up, this many later changes at least as large (next to
-    # the stored rows) are recomputed at once, without trying first (0: never).
+    # After an incremental run gives up, this many later changes about as large (at least 90%,
+    # next to the stored rows) are recomputed at once, without trying first (0: never; see
+    # runtime/stratum.GaveUp).
     recompute_memory: int = 8
 
 

@@ -137,8 +137,9 @@ def lookup(df: DataFrame, col: str, values: set | list) -> DataFrame:
     took ~540 (a 100-edge reachability epoch at 100k edges made 4,400 such calls). A value
     SQL text cannot carry exactly (see _sql_literal) goes as a Column literal instead."""
     vals = sorted((v for v in values if v is not None), key=repr)
-    texts = [v for v in map(_sql_literal, vals) if v is not None]
-    others = [v for v in vals if _sql_literal(v) is None]
+    as_text = [(v, _sql_literal(v)) for v in vals]
+    texts = [t for _, t in as_text if t is not None]
+    others = [v for v, t in as_text if t is None]
     name = "`" + col.replace("`", "``") + "`"
     conds = [F.expr(_any_text([f"{name} IN ({', '.join(texts[k:k + _IN_CHUNK])})"
                                for k in range(0, len(texts), _IN_CHUNK)]))] if texts else []

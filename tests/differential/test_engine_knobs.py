@@ -180,3 +180,30 @@ def test_incremental_epochs_after_a_recompute(spark):
                 [("delete", "Edge", (8, 2)), ("insert", "Edge", (6, 0))]):
         d.step(ups)
         assert mode() == "incremental"
+
+
+def test_a_give_up_is_remembered(spark):
+    """After an incremental run gives up (here after its first iteration: a budget of 0), the
+    next changes about as large recompute at once, as many as the memory holds; then a
+    change as large tries again. Every epoch agrees with the oracle either way."""
+    from ddlog.api import Program
+
+    config = Config(recompute_ratio=float("inf"), incremental_budget=0.0, recompute_memory=2)
+    p = Program.load(os.path.join(PROGRAMS, "tc.dl"), spark, config=config)
+    d = Differential(p, "tc (a give-up remembered)")
+    stratum = next(s for s in p.engine.strata if "Path" in s.circuit.relations)
+
+    def step(ups: list, left: int) -> None:
+        d.step(ups)
+        mode = next(s.mode for s in p.last_commit.strata if "Path" in s.relations)
+        assert mode == "recomputed" and stratum.gave_up is not None, mode
+        assert stratum.gave_up.left == left, (ups, stratum.gave_up)
+
+    # a binary tree of 40 edges (shallow: few iterations); a change of two is 5% of them (the
+    # stored rows, counted batch by batch, grow by each epoch's change: GaveUp.like)
+    d.step([("insert", "Edge", (k // 2, k)) for k in range(1, 41)])
+    step([("insert", "Edge", (40, 41)), ("insert", "Edge", (40, 42))], 2)  # tried, gave up
+    step([("delete", "Edge", (0, 1)), ("delete", "Edge", (2, 5))], 1)  # at once
+    step([("insert", "Edge", (42, 3)), ("insert", "Edge", (0, 1))], 0)  # at once
+    step([("delete", "Edge", (42, 3)), ("delete", "Edge", (1, 3))], 2)  # tried again
+    step([("insert", "Edge", (2, 5))], 2)  # smaller: tried, gave up

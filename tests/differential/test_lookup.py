@@ -11,8 +11,8 @@ import pytest
 
 from runtime.zset import lookup
 
-STRINGS = ["a", "it's", "back\\slash", "\\'", "'", "", "new\nline", "ünï", "`tick`", "x' OR 1=1 --",
-           None]
+STRINGS = ["a", "it's", "back\\slash", "\\'", "'", "", "new\nline", "ünï", "`tick`",
+           "x' OR 1=1 --", None]
 INTS = [0, 1, -1, 7, 2 ** 31, -(2 ** 63) + 1, 2 ** 63 - 1, -(2 ** 63), None]
 BIGS = [2 ** 63, -(2 ** 63) - 1, 10 ** 30, 5, None]  # beyond a long: a decimal column
 BOOLS = [True, False, None]
