@@ -8,7 +8,7 @@ empty and skips the work instead of running a Spark job over nothing.
 from __future__ import annotations
 
 from functools import reduce
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from pyspark.sql import functions as F
 
@@ -16,6 +16,9 @@ from runtime.schema import ITER, WEIGHT
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+
+T = TypeVar("T")
+
 
 def union_all(dfs: list[DataFrame | None]) -> DataFrame | None:
     dfs = [d for d in dfs if d is not None]
@@ -174,17 +177,19 @@ def _sql_literal(v: bool | int | str) -> str | None:
 
 
 def _any_text(conds: list[str]) -> str:
-    """_any for SQL text: the OR of `conds`, as a balanced tree of parentheses."""
-    while len(conds) > 1:
-        conds = [f"({conds[k]}) OR ({conds[k + 1]})" if k + 1 < len(conds) else conds[k]
-                 for k in range(0, len(conds), 2)]
-    return conds[0]
+    """_any for SQL text."""
+    return _balanced(conds, lambda a, b: f"({a}) OR ({b})")
 
 
 def _any(conds: list[Column]) -> Column:
     """The OR of `conds` as a balanced tree (a chain of thousands would overflow the JVM's
     stack when Spark plans it)."""
-    while len(conds) > 1:
-        conds = [conds[k] | conds[k + 1] if k + 1 < len(conds) else conds[k]
-                 for k in range(0, len(conds), 2)]
-    return conds[0]
+    return _balanced(conds, lambda a, b: a | b)
+
+
+def _balanced(items: list[T], pair: Callable[[T, T], T]) -> T:
+    """`items` combined by `pair` as a balanced binary tree."""
+    while len(items) > 1:
+        items = [pair(items[k], items[k + 1]) if k + 1 < len(items) else items[k]
+                 for k in range(0, len(items), 2)]
+    return items[0]
