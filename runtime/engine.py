@@ -194,6 +194,7 @@ class Engine:
                     st.jobs, st.seconds = counted.jobs, counted.seconds
                     stats.strata.append(st)
                     self.iterations[s.circuit.stratum] = st.iterations
+            stats.strata.sort(key=lambda st: st.stratum)
             # Lazy: the epoch's batches are materialised, so reading them later is cheap and
             # stays valid after they are folded into `past`.
             changes: dict[str, DataFrame] = {}
@@ -280,21 +281,27 @@ def bag(z: DataFrame, cols: list[str]) -> DataFrame:
 
 
 def _together(strata: list[StratumRuntime]) -> list[list[StratumRuntime]]:
-    """The strata in evaluation order, in the groups an epoch runs together (their actions
-    packed into one, runtime/stratum.run_together): runs of consecutive non-recursive strata
-    none of which reads a relation another of its group writes. A recursive stratum runs
-    alone: its iterations are actions of their own."""
+    """The groups an epoch runs the strata in, in order, each group's actions packed into
+    one (runtime/stratum.run_together). A stratum goes into the first group after every group
+    that writes a relation it reads; a non-recursive one joins a non-recursive group from
+    there on when there is one. So the strata of one level of the dependency graph run side
+    by side however the stratifier ordered them: an aggregate's group-by and the relation that
+    reads it come one after the other in stratum order, and grouping only consecutive strata
+    packed an aggregates program's eight group-bys over one recursive relation two at a
+    time. A recursive stratum runs alone: its iterations are actions of their own."""
     groups: list[list[StratumRuntime]] = []
-    written: set[str] = set()
+    writer: dict[str, int] = {}  # relation -> index of the group whose stratum writes it
     for s in strata:
         c = s.circuit
-        if c.recursive or not groups or groups[-1][0].circuit.recursive or \
-                c.imports() & written:
+        level = max((writer[r] + 1 for r in c.imports() if r in writer), default=0)
+        at = None if c.recursive else next(
+            (g for g in range(level, len(groups)) if not groups[g][0].circuit.recursive), None)
+        if at is None:
             groups.append([s])
-            written = set()
+            at = len(groups) - 1
         else:
-            groups[-1].append(s)
-        written |= set(c.relations)
+            groups[at].append(s)
+        writer.update((r, at) for r in c.relations)
     return groups
 
 

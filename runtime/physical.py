@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import reduce
 from typing import TYPE_CHECKING, Hashable, Iterator
 
 from pyspark.sql import functions as F
@@ -19,6 +18,7 @@ from pyspark.sql import types as T
 from pyspark.sql.classic.dataframe import DataFrame
 
 from runtime.config import DEFAULT, Config
+from runtime.zset import balanced
 
 if TYPE_CHECKING:
     from py4j.java_gateway import JavaObject
@@ -147,7 +147,10 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         parts.append(df.select(F.lit(slot).alias("_t"), g.alias("_g"),
                                *[own if j == col_of[slot] else nulls[j]
                                  for j in range(len(structs))]))
-    packed = reduce(lambda a, b: a.union(b), parts)
+    # Spark analyses every union as it is built: a chain re-analyses the grown plan at each
+    # step, a balanced tree each part about log(parts) times (Spark flattens it into one
+    # Union with the parts in order, which _slot_leaves relies on)
+    packed = balanced(parts, lambda a, b: a.union(b))
     columns = [dfs[k].columns for k in keys]
     whole: _Local | None = None  # the pack as local relations, when it is small
     if expect_large is False:

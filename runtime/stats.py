@@ -33,8 +33,9 @@ class StratumStats:
     iterations: int = 0
     rows_in: int = 0  # rows of the changes the stratum read
     rows_out: int = 0  # rows of the changes it produced (its relations' deltas, summed)
-    # the Spark jobs and seconds of the actions it ran in: strata run together (consecutive
-    # non-recursive ones, runtime/engine._together) share theirs (the epoch counts them once)
+    # the Spark jobs and seconds of the actions it ran in: strata run together (non-recursive
+    # ones of one dependency level, runtime/engine._together) share theirs (the epoch counts
+    # them once)
     jobs: int = 0
     seconds: float = 0.0
 

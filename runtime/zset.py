@@ -7,7 +7,6 @@ empty and skips the work instead of running a Spark job over nothing.
 """
 from __future__ import annotations
 
-from functools import reduce
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from pyspark.sql import functions as F
@@ -24,7 +23,7 @@ def union_all(dfs: list[DataFrame | None]) -> DataFrame | None:
     dfs = [d for d in dfs if d is not None]
     if not dfs:
         return None
-    return reduce(lambda a, b: a.unionByName(b), dfs)
+    return balanced(dfs, lambda a, b: a.unionByName(b))
 
 
 def consolidate(df: DataFrame | None, cols: list[str]) -> DataFrame | None:
@@ -178,16 +177,16 @@ def _sql_literal(v: bool | int | str) -> str | None:
 
 def _any_text(conds: list[str]) -> str:
     """_any for SQL text."""
-    return _balanced(conds, lambda a, b: f"({a}) OR ({b})")
+    return balanced(conds, lambda a, b: f"({a}) OR ({b})")
 
 
 def _any(conds: list[Column]) -> Column:
     """The OR of `conds` as a balanced tree (a chain of thousands would overflow the JVM's
     stack when Spark plans it)."""
-    return _balanced(conds, lambda a, b: a | b)
+    return balanced(conds, lambda a, b: a | b)
 
 
-def _balanced(items: list[T], pair: Callable[[T, T], T]) -> T:
+def balanced(items: list[T], pair: Callable[[T, T], T]) -> T:
     """`items` combined by `pair` as a balanced binary tree."""
     while len(items) > 1:
         items = [pair(items[k], items[k + 1]) if k + 1 < len(items) else items[k]
