@@ -176,7 +176,7 @@ def _sql_literal(v: bool | int | str) -> str | None:
 
 
 def _any_text(conds: list[str]) -> str:
-    """_any for SQL text."""
+    """_any for SQL text: the OR of `conds`, as a balanced tree of parentheses."""
     return balanced(conds, lambda a, b: f"({a}) OR ({b})")
 
 
