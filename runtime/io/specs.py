@@ -24,6 +24,24 @@ class Spec:
     def __str__(self) -> str:
         return f"{self.kind}:{self.target}"
 
+    def file_bytes(self) -> int | None:
+        """The bytes of the files this source reads now (a file, or every file under a
+        directory; 0 if there is nothing yet), or None for a table (its size is the
+        catalog's to know)."""
+        if self.kind == "table":
+            return None
+        if not os.path.isdir(self.target):
+            return _size(self.target)
+        return sum(_size(os.path.join(d, f)) for d, _, files in os.walk(self.target)
+                   for f in files)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:  # not there (yet, or any more): it holds nothing to read
+        return 0
+
 
 def parse_spec(text: str, sink: bool = False) -> Spec:
     kinds = SINK_KINDS if sink else SOURCE_KINDS

@@ -164,3 +164,41 @@ def test_short_commands_start_their_jvm_with_the_quick_compiler_only():
     # the user's options come last, so that theirs win
     assert java_options(driver, "-XX:TieredStopAtLevel=4", "off", True).split()[-1] == \
         "-XX:TieredStopAtLevel=4"
+
+
+def test_commands_that_read_small_files_start_their_jvm_with_the_quick_compiler(tmp_path,
+                                                                                monkeypatch):
+    """`run`, `refresh` and `stream --trigger available-now` read their sources and exit: the
+    quick compiler when the sources are files (or directories of files) small enough in all;
+    the full one for a table (its size is unknown) or more bytes; a served command keeps the
+    server's JVM as it is."""
+    from ddlog.app import cli
+    from ddlog.app.database import Database, SparkOptions
+    from ddlog.plan import load as load_program
+    from runtime.io import parse_spec
+
+    small, changes = tmp_path / "edges.csv", tmp_path / "changes"
+    small.write_text("src,dst\n1,2\n")
+    changes.mkdir()
+    (changes / "f1.csv").write_text("src,dst,weight\n1,2,1\n")
+    (changes / "f2.csv").write_text("src,dst,weight\n1,2,-1\n")
+    in_dir = len("src,dst,weight\n1,2,1\n") + len("src,dst,weight\n1,2,-1\n")
+    assert parse_spec(f"csv:{small}").file_bytes() == 12
+    assert parse_spec(f"csv:{changes}").file_bytes() == in_dir
+    assert parse_spec(f"csv:{tmp_path / 'not-yet'}").file_bytes() == 0
+    assert parse_spec("table:edges").file_bytes() is None
+
+    def quick(*texts: str, served: bool = False) -> bool:
+        db = Database(load_program("input relation E(a: u32, b: u32)"),
+                      options=SparkOptions(short_lived=served))
+        db.keep_open = served
+        cli.quick_jit_for(db, [parse_spec(t) for t in texts])
+        return db.options.short_lived
+
+    assert quick(f"csv:{small}", f"json:{changes}")
+    assert quick()  # nothing to read
+    assert not quick(f"csv:{small}", "table:edges")
+    assert quick("table:edges", served=True)  # the server's options are not the command's
+    monkeypatch.setattr(cli, "QUICK_SOURCE_BYTES", 12 + in_dir - 1)
+    assert not quick(f"csv:{small}", f"csv:{changes}")
+    assert quick(f"csv:{changes}")
