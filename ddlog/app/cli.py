@@ -18,6 +18,7 @@ from ddlog.errors import DDlogError
 from ddlog.syntax.source import read_text
 
 if TYPE_CHECKING:
+    from ddlog.app.database import Database
     from runtime.io import Spec
 
 
@@ -231,7 +232,7 @@ def spark_options(args: argparse.Namespace):
                         short_lived=args.command in SHORT_LIVED)
 
 
-def quick_jit_for(db, sources: "Iterable[Spec]") -> None:
+def quick_jit_for(db: "Database", sources: "Iterable[Spec]") -> None:
     """Start `db`'s JVM for a short life (SparkOptions.short_lived) when the command's work is
     reading `sources` and they are files of at most QUICK_SOURCE_BYTES in all. The optimising
     compiler takes a core of two for a while after the JVM starts, which a short command
