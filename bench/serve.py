@@ -5,6 +5,8 @@ no server (every command starts Spark and opens the state), then against a runni
     python bench/serve.py --edges 100000 [--repeat 3] [--compare-jit]
 
 Wall seconds of whole commands, medians, and their ratio; run nothing else at the same time.
+`--compare-jit` also times the commands without a server with the JVM's full compiler, and
+`ddlog run` of the state as it starts by default and with the full compiler, in turns.
 """
 from __future__ import annotations
 
@@ -65,7 +67,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--compare-jit", action="store_true",
-                    help="also time the commands without a server with the full JIT compiler")
+                    help="also time the commands without a server with the full JIT compiler, "
+                         "and `run` of the state both ways")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     nodes = max(10, args.edges // 2)
@@ -81,6 +84,16 @@ def main() -> int:
     setup = ddlog("run", str(REACH), "--state", str(state), "--input", f"Edge=csv:{edges}",
                   "--input", f"Root=csv:{roots}")
     cold, full_jit = cold_commands(state, nodes, rng, args.repeat, args.compare_jit)
+    if args.compare_jit:
+        # `run` itself, into fresh states, as it starts by default (the quick compiler for
+        # sources of at most QUICK_SOURCE_BYTES) and with the full compiler, in turns
+        runs: dict[str, list[float]] = {"default": [], "full": []}
+        for k in range(args.repeat):
+            for how, extra in (("default", ()), ("full", FULL_JIT)):
+                runs[how].append(ddlog("run", str(REACH), "--state", str(work / f"{how}{k}"),
+                                       "--input", f"Edge=csv:{edges}",
+                                       "--input", f"Root=csv:{roots}", *extra))
+        run_jit = {how: statistics.median(t) for how, t in runs.items()}
     server = subprocess.Popen([sys.executable, "-m", "ddlog", "serve", "--state", str(state)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
     started = time.perf_counter()
@@ -99,6 +112,7 @@ def main() -> int:
               "speedup": {k: cold[k] / warm[k] for k in cold}}
     if full_jit is not None:
         result["without_server_full_jit"] = full_jit
+        result["run_by_jit"] = run_jit
     print(json.dumps(result, indent=1))
     print("\n| command | without a server | with `ddlog serve` | ratio |\n|---|---:|---:|---:|")
     for k, label in (("feed", "1-edge `feed`"), ("query", "`query --limit 3`")):
@@ -106,7 +120,10 @@ def main() -> int:
     if full_jit is not None:
         print("\nwithout a server, full JIT compiler: "
               + ", ".join(f"{k} {full_jit[k]:.1f} s ({cold[k] / full_jit[k]:.2f}x)"
-                          for k in ("feed", "query")))
+                          for k in ("feed", "query"))
+              + f"; `run` {run_jit['default']:.1f} s as it starts by default, "
+                f"{run_jit['full']:.1f} s with the full compiler "
+                f"({run_jit['default'] / run_jit['full']:.2f}x)")
     shutil.rmtree(work)
     return 0
 
