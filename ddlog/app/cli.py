@@ -93,7 +93,7 @@ SHORT_LIVED = ("feed", "query", "sql", "shell")
 # A cold `ddlog run` of programs/reach.dl over random edges in CSV, two cores, the full
 # compiler against the quick one: 100k edges (1.2 MB) 58-60 s against 50-53 s, 300k edges
 # (3.8 MB) 83 s against 84 s, 1M edges (13.6 MB) 147 s against 206 s. A program that does more
-# per input row gets even sooner, so the line is drawn below the even point.
+# per input row breaks even at fewer bytes, so the line is drawn below that point.
 QUICK_SOURCE_BYTES = 2 << 20
 
 
@@ -239,9 +239,10 @@ def quick_jit_for(db: "Database", sources: "Iterable[Spec]") -> None:
     waits for and a long one makes up; a table's size is not known before Spark starts, so
     it counts as large. Called before the command's first use of Spark; a served command
     keeps the server's JVM."""
+    if db.keep_open:
+        return
     sizes = [spec.file_bytes() for spec in sources]
-    if not db.keep_open:
-        db.options.short_lived = None not in sizes and sum(sizes) <= QUICK_SOURCE_BYTES
+    db.options.short_lived = None not in sizes and sum(sizes) <= QUICK_SOURCE_BYTES
 
 
 def open_state(args: argparse.Namespace, writer: bool = True):
