@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ddlog.app.dat import read_dat
 from ddlog.app.database import Database
-from runtime.io import BindingError, check_sink_path, parse_binding, parse_spec, read_source
+from runtime.io import (BindingError, Spec, check_sink_path, parse_binding, parse_spec,
+                        read_source)
 
 ALL = "*"
 
@@ -45,12 +46,16 @@ def bind(db: Database, inputs: list[str], outputs: list[str]) -> None:
     db.inputs, db.outputs = bound, sinks
 
 
+def bound_sources(db: Database) -> dict[str, Spec]:
+    """The input bindings, each relation's (or ALL's, a bare .dat file) as a Spec."""
+    return {key: parse_spec(text) for key, text in sorted(db.inputs.items())}
+
+
 def source_frames(db: Database) -> dict:
     """Every bound input relation's rows now (DataFrames c0..cN, possibly with duplicates)."""
     out = {}
     dats: dict[str, dict[str, set[tuple]]] = {}
-    for key, text in sorted(db.inputs.items()):
-        spec = parse_spec(text)
+    for key, spec in bound_sources(db).items():
         if spec.kind == "dat":
             if spec.target not in dats:
                 try:

@@ -338,14 +338,13 @@ def cmd_shell(args: argparse.Namespace) -> int:
          *SPARK_ARGS)
 def cmd_run(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database, Transaction
-    from ddlog.app.bindings import bind, source_frames
-    from runtime.io import parse_spec
+    from ddlog.app.bindings import bind, bound_sources, source_frames
 
     db = Database.create(args.program, args.state, spark_options(args))
     failed = True
     try:
         bind(db, args.input, args.output)  # validated before Spark starts
-        quick_jit_for(db, [parse_spec(text) for text in db.inputs.values()])
+        quick_jit_for(db, bound_sources(db).values())
         txn = Transaction()
         for rel, df in source_frames(db).items():
             txn.add_frame(rel, 1, df)
@@ -491,15 +490,14 @@ def cmd_feed(args: argparse.Namespace) -> int:
          *SPARK_ARGS)
 def cmd_refresh(args: argparse.Namespace) -> int:
     from ddlog.app.database import Transaction
-    from ddlog.app.bindings import source_frames
-    from runtime.io import parse_spec
+    from ddlog.app.bindings import bound_sources, source_frames
 
     db = open_state(args)
     try:
         if not db.inputs:
             raise DDlogError(f"state {db.state.path} has no bound sources to refresh (bind them "
                              f"with `ddlog run --input R=SOURCE`)")
-        quick_jit_for(db, [parse_spec(text) for text in db.inputs.values()])
+        quick_jit_for(db, bound_sources(db).values())
         txn = Transaction()
         for rel, src in source_frames(db).items():
             src = src.distinct()
