@@ -41,7 +41,9 @@ DEFAULTS: dict[str, str] = {
 # compiler (C1), a one-row `ddlog feed` took 10.3-11.7 s instead of 14.0-15.4 s, a `ddlog
 # shell` script 10.4-11.1 s instead of 13.3-13.6 s. A long run, whose code gets hot, is
 # faster with C2 (the engine from scratch over 100k edges, late in a benchmark's session:
-# 13.7 s with C1 only, 9.1 s with both).
+# 13.7 s with C1 only, 9.1 s with both). A short command's executors live as long as it does
+# (on a cluster, they start with it), so they start with C1 too: on a loopback standalone
+# cluster, `ddlog query` took 15.5-21.5 s instead of 29.3-33.5 s.
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
@@ -50,8 +52,8 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
                 quick_jit: bool = False) -> SparkSession:
     """Return the active session, or create one with our defaults under the user's settings.
     `level`: Spark's log level (default: log_level()). `quick_jit`: the session is for one
-    short command, and its driver JVM compiles with C1 only (QUICK_JIT; a JIT option the
-    user gives comes later on the command line and wins)."""
+    short command, and its JVMs (the driver's and the executors') compile with C1 only
+    (QUICK_JIT; a JIT option the user gives comes later on the command line and wins)."""
     active = SparkSession.getActiveSession()
     if active is not None:
         for key, value in (conf or {}).items():
@@ -72,7 +74,7 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
     # logging configuration must be known when the driver JVM starts.
     for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
         given = settings.get(key) or (user.get(key) if user.contains(key) else "")
-        settings[key] = java_options(key, given, level, quick_jit)
+        settings[key] = java_options(given, level, quick_jit)
     for key, value in settings.items():
         builder = builder.config(key, value)
     _launch(builder, settings, level)
@@ -83,11 +85,11 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
     return spark
 
 
-def java_options(key: str, given: str, level: str, quick_jit: bool = False) -> str:
-    """The JVM options of the driver or the executors (`key`): ours, then the user's (`given`),
-    which win where they set the same (the JVM takes the last of a flag)."""
+def java_options(given: str, level: str, quick_jit: bool = False) -> str:
+    """The JVM options of the driver or of the executors (the same for both): ours, then the
+    user's (`given`), which win where they set the same (the JVM takes the last of a flag)."""
     ours = f"-Dlog4j2.configurationFile={LOG_CONFIG} -Dddlog.log.level={level}"
-    if quick_jit and key == "spark.driver.extraJavaOptions":
+    if quick_jit:
         ours += f" {QUICK_JIT}"
     return f"{ours} {given}".strip()
 

@@ -122,8 +122,10 @@ import json, os, sys
 from ddlog.app.database import Database, SparkOptions, Transaction
 from runtime.config import Config
 state, master = sys.argv[1], sys.argv[2]
+# one commit and done: a short-lived session (its JVMs compile with C1 only)
 db = Database.open(state, SparkOptions(master, {"spark.executor.memory": "1g",
-                                                "spark.driver.memory": "1g"}))
+                                                "spark.driver.memory": "1g"},
+                                       short_lived=True))
 db.config = Config(local_rows=0, driver_rows=0, recompute_ratio=float("inf"))
 txn = Transaction()
 txn.insert("Edge", (4, 40)); txn.insert("Edge", (40, 41)); txn.delete("Edge", (1, 2))
