@@ -51,11 +51,12 @@ def bound_sources(db: Database) -> dict[str, Spec]:
     return {key: parse_spec(text) for key, text in sorted(db.inputs.items())}
 
 
-def source_frames(db: Database) -> dict:
-    """Every bound input relation's rows now (DataFrames c0..cN, possibly with duplicates)."""
+def source_frames(db: Database, sources: dict[str, Spec]) -> dict:
+    """Every bound input relation's rows now (DataFrames c0..cN, possibly with duplicates);
+    `sources`: the bindings, as bound_sources gives them."""
     out = {}
     dats: dict[str, dict[str, set[tuple]]] = {}
-    for key, spec in bound_sources(db).items():
+    for key, spec in sources.items():
         if spec.kind == "dat":
             if spec.target not in dats:
                 try:

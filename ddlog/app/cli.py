@@ -344,9 +344,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     failed = True
     try:
         bind(db, args.input, args.output)  # validated before Spark starts
-        quick_jit_for(db, bound_sources(db).values())
+        sources = bound_sources(db)
+        quick_jit_for(db, sources.values())
         txn = Transaction()
-        for rel, df in source_frames(db).items():
+        for rel, df in source_frames(db, sources).items():
             txn.add_frame(rel, 1, df)
         changes = db.commit(txn, progress_reporter())
         sinks = db.write_sinks()
@@ -497,9 +498,10 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         if not db.inputs:
             raise DDlogError(f"state {db.state.path} has no bound sources to refresh (bind them "
                              f"with `ddlog run --input R=SOURCE`)")
-        quick_jit_for(db, bound_sources(db).values())
+        sources = bound_sources(db)
+        quick_jit_for(db, sources.values())
         txn = Transaction()
-        for rel, src in source_frames(db).items():
+        for rel, src in source_frames(db, sources).items():
             src = src.distinct()
             stored = db.value_frame(rel)
             txn.add_frame(rel, -1, stored.subtract(src))
