@@ -17,8 +17,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.classic.dataframe import DataFrame
 
+from runtime.catalyst import union_many
 from runtime.config import DEFAULT, Config
-from runtime.zset import balanced
 
 if TYPE_CHECKING:
     from py4j.java_gateway import JavaObject
@@ -147,10 +147,8 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         parts.append(df.select(F.lit(slot).alias("_t"), g.alias("_g"),
                                *[own if j == col_of[slot] else nulls[j]
                                  for j in range(len(structs))]))
-    # Spark analyses every union as it is built: a chain re-analyses the grown plan at each
-    # step, a balanced tree each part about log(parts) times (Spark flattens it into one
-    # Union with the parts in order, which _slot_leaves relies on)
-    packed = balanced(parts, lambda a, b: a.union(b))
+    # one Union node with the parts in order, which _slot_leaves relies on
+    packed = union_many(parts)
     columns = [dfs[k].columns for k in keys]
     whole: _Local | None = None  # the pack as local relations, when it is small
     if expect_large is False:
@@ -185,7 +183,8 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
             continue
         held = whole or (split if slot in small else None)
         df = held.frame(slot) if held is not None else base.filter(F.col("_t") == slot)
-        df = df.select(*[F.col(f"s{col_of[slot]}.{c}").alias(c) for c in dfs[k].columns])
+        # the struct's fields are the frame's columns, in its order
+        df = df.select(f"s{col_of[slot]}.*")
         if held is not None and config.one_partition_locals:
             # one partition, said so in the plan: joins, unions and aggregates over such
             # leaves need no shuffle, so a small action runs few stages instead of one per

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from pyspark.sql import functions as F
 
+from runtime.catalyst import aggregate_where, union_many
 from runtime.schema import ITER, WEIGHT
 
 if TYPE_CHECKING:
@@ -23,15 +24,18 @@ def union_all(dfs: list[DataFrame | None]) -> DataFrame | None:
     dfs = [d for d in dfs if d is not None]
     if not dfs:
         return None
-    return balanced(dfs, lambda a, b: a.unionByName(b))
+    return union_many(dfs, by_name=True)
 
 
-def consolidate(df: DataFrame | None, cols: list[str]) -> DataFrame | None:
-    """Sum the weights of equal rows and drop the zeros (columns: `cols`, then the weight,
-    as the aggregate gives them)."""
+def consolidate(df: DataFrame | None, cols: list[str], positive: bool = False
+                ) -> DataFrame | None:
+    """Sum the weights of equal rows and drop the zeros, or with `positive` all but the rows
+    of positive weight (columns: `cols`, then the weight, as the aggregate gives them)."""
     if df is None:
         return None
-    return df.groupBy(*cols).agg(F.sum(WEIGHT).alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
+    weight = F.col(WEIGHT)
+    return aggregate_where(df, cols, F.sum(WEIGHT).alias(WEIGHT),
+                           weight > 0 if positive else weight != 0)
 
 
 def negate(df: DataFrame | None) -> DataFrame | None:
@@ -65,10 +69,10 @@ def join(a: DataFrame, b: DataFrame, a_keys: list[str], b_keys: list[str], a_out
          b_out: list[str], small: str | None = None,
          null_safe: list[bool] | None = None) -> DataFrame:
     """Z-set join: matching rows pair up, weights multiply. `a_out`/`b_out` are kept (the right
-    side's columns are renamed apart first). `small` = 'a' | 'b' hints a broadcast."""
-    a = drop_iter(a)
-    b = drop_iter(b)
-    rb = b.select(*[F.col(c).alias(f"r__{c}") for c in b.columns])
+    side's columns are renamed apart first). `small` = 'a' | 'b' hints a broadcast. An
+    iteration column `_i` on either side is not kept: the last select leaves out `a`'s, and
+    the renaming `b`'s."""
+    rb = b.select(*[F.col(c).alias(f"r__{c}") for c in b.columns if c != ITER])
     if small == "a":
         a = F.broadcast(a)
     elif small == "b":

@@ -216,7 +216,7 @@ class DistinctOp(Operator):
         d = drop_iter(v.cur(i, i))
         if d is None:
             return None
-        new = consolidate(d, cols).filter(F.col(WEIGHT) > 0).select(
+        new = consolidate(d, cols, positive=True).select(
             *cols, F.lit(1).cast("long").alias(WEIGHT))
         before = self.own.cur(0, i - 1) if i > 0 else None
         if before is None:

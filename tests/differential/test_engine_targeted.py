@@ -632,3 +632,45 @@ def test_a_small_pack_gives_each_frame_a_leaf_of_its_own(spark, expect_large):
     assert sorted(both.collect()) == sorted(frames["a"].union(frames["b"]).collect())
     assert both._jdf.queryExecution().analyzed().toString().count("LocalRelation") == 2
     assert _slot_leaves(out["a"].df, None, [0, 0, 1, 0]) is None  # slot 0 comes back
+
+
+def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
+    """runtime/catalyst builds some plans as one Catalyst node, analysed once: a union of
+    many frames (by position, or by name over frames whose columns come in other orders; the
+    frames' rows stay in their order, which the packs rely on) and an aggregate under a
+    filter. Each gives what PySpark's own operators give, over random Z-sets, and a sum over
+    no keys gives a global total (and no row when it is zero or there is nothing)."""
+    import random
+
+    from pyspark.sql import functions as F
+
+    from runtime.catalyst import aggregate_where, union_many
+    from runtime.zset import consolidate
+
+    rng = random.Random(seed_for("catalyst-nodes"))
+    rows = [[(rng.randint(0, 3), rng.choice("xyz"), rng.choice([-1, 1, 2]))
+             for _ in range(rng.randint(1, 12))] for _ in range(7)]
+    frames = [spark.createDataFrame(r, "c0 long, c1 string, _w long") for r in rows]
+    flipped = [f.select("_w", "c1", "c0") for f in frames[::2]]
+
+    assert union_many(frames).collect() == [tuple(x) for r in rows for x in r]
+    by_name = union_many([*frames, *flipped], by_name=True)
+    expected = frames[0]
+    for f in [*frames[1:], *flipped]:
+        expected = expected.unionByName(f)
+    assert by_name.columns == ["c0", "c1", "_w"]
+    assert by_name.collect() == expected.collect()
+
+    for keys in (["c0", "c1"], ["c1"], []):
+        for positive in (False, True):
+            api = (by_name.groupBy(*keys).agg(F.sum("_w").alias("_w"))
+                   .filter(F.col("_w") > 0 if positive else F.col("_w") != 0))
+            ours = consolidate(by_name, keys, positive)
+            assert ours.columns == [*keys, "_w"]
+            assert sorted(ours.collect()) == sorted(api.collect())
+    cancelled = spark.createDataFrame([(1, "x", 1), (1, "x", -1)], "c0 long, c1 string, _w long")
+    assert consolidate(cancelled, []).collect() == []
+    assert consolidate(cancelled.filter("c0 > 5"), []).collect() == []
+    counted = aggregate_where(by_name, ["c1"], F.count("c0").alias("n"), F.col("n") > 1)
+    assert sorted(counted.collect()) == sorted(
+        by_name.groupBy("c1").agg(F.count("c0").alias("n")).filter("n > 1").collect())
