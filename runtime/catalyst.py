@@ -50,6 +50,27 @@ def aggregate_where(df: DataFrame, keys: list[str], value: Column, cond: Column
     return _frame(spark, logical.Filter(converted.expression(cond._jc), agg))
 
 
+def struct_leaf(spark, rows: JavaObject, schema: JavaObject, column: str,
+                one_partition: bool) -> DataFrame:
+    """Rows held on the JVM (a list of `Row`s of `schema`) as a local relation, read out of
+    their struct column `column` (its fields become the columns) and, with `one_partition`,
+    said to be one partition (a `coalesce(1)`): the three steps of a pack's frame as one plan.
+    (Made the API's way, a local relation, a select and a coalesce, 9-16 ms a frame; this
+    way 6-13 ms.)"""
+    jvm = spark._jvm
+    logical = jvm.org.apache.spark.sql.catalyst.plans.logical
+    to_seq = jvm.org.apache.spark.api.python.PythonUtils.toSeq
+    # fresh attributes for every leaf, as a new DataFrame's would be
+    attrs = jvm.org.apache.spark.sql.catalyst.types.DataTypeUtils.toAttributes(schema)
+    plan = logical.LocalRelation.fromExternalRows(attrs, to_seq(rows))
+    star = jvm.org.apache.spark.sql.catalyst.analysis.UnresolvedStar(
+        jvm.scala.Some(to_seq([column])))
+    plan = logical.Project(to_seq([star]), plan)
+    if one_partition:
+        plan = logical.Repartition(1, False, plan)
+    return _frame(spark, plan)
+
+
 def _frame(spark, plan: JavaObject) -> DataFrame:
     """A DataFrame of a logical plan made on the JVM (analysed here, once)."""
     jdf = spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan)

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.classic.dataframe import DataFrame
 
-from runtime.catalyst import union_many
+from runtime.catalyst import struct_leaf, union_many
 from runtime.config import DEFAULT, Config
 
 if TYPE_CHECKING:
@@ -182,14 +182,11 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         if not rows:
             continue
         held = whole or (split if slot in small else None)
-        df = held.frame(slot) if held is not None else base.filter(F.col("_t") == slot)
-        # the struct's fields are the frame's columns, in its order
-        df = df.select(f"s{col_of[slot]}.*")
-        if held is not None and config.one_partition_locals:
-            # one partition, said so in the plan: joins, unions and aggregates over such
-            # leaves need no shuffle, so a small action runs few stages instead of one per
-            # shuffle (points-to's small steps: 1-3 stages, were 4-10)
-            df = df.coalesce(1)
+        column = f"s{col_of[slot]}"
+        if held is not None:
+            df = held.frame(slot, column, config.one_partition_locals)
+        else:  # the struct's fields are the frame's columns, in its order
+            df = base.filter(F.col("_t") == slot).select(f"{column}.*")
         out[k] = Frame(df, rows, per_tag if k in tags else None, held is not None,
                        held.values_of(slot) if held is not None else None)
     return out
@@ -221,18 +218,32 @@ Counts = dict[tuple[int, int | None], int]
 class _Local:
     """A pack collected on the JVM into a local relation (`df`, `rows` rows), with its row
     counts per (slot, tag), its rows in Python per slot when there are at most driver_rows,
-    and each slot's rows as a leaf of its own (None when they did not come together)."""
+    and where each slot's rows are in the JVM's list of them, `jrows` (None when a slot's rows
+    did not come together)."""
 
     df: DataFrame
     rows: int
     counts: Counts
     values: dict[int, list[dict]] | None
-    leaves: dict[int, DataFrame] | None
+    bounds: dict[int, tuple[int, int]] | None
+    jrows: JavaObject | None = None
 
-    def frame(self, slot: int) -> DataFrame:
-        if self.leaves is not None:
-            return self.leaves[slot]
-        return self.df.filter(F.col("_t") == slot)
+    def frame(self, slot: int, column: str, one_partition: bool) -> DataFrame:
+        """A slot's frame: its rows read out of their struct `column`, whose fields are the
+        frame's columns. A slot whose rows came together gets a local relation of its own:
+        frames read as filters of one shared leaf make a plan that reads two of them read
+        that leaf twice, and Spark's analysis then renews one copy's columns and rewrites
+        the plan above it at every step of building on it (DeduplicateRelations took a fifth
+        of the analysis time of small epochs). `one_partition`: said to be one partition in
+        the plan, so that joins, unions and aggregates over such leaves need no shuffle and
+        a small action runs few stages, not one per shuffle (points-to's small steps: 1-3
+        stages, were 4-10)."""
+        if self.bounds is not None:
+            a, b = self.bounds[slot]
+            return struct_leaf(self.df.sparkSession, self.jrows.subList(a, b),
+                               self.df._jdf.schema(), column, one_partition)
+        df = self.df.filter(F.col("_t") == slot).select(f"{column}.*")
+        return df.coalesce(1) if one_partition else df
 
     def values_of(self, slot: int) -> list[dict] | None:
         return None if self.values is None else self.values.get(slot, [])
@@ -268,7 +279,7 @@ def _collect_local(packed: DataFrame, columns: list[list[str]], col_of: list[int
         for r in got:
             counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
     return _Local(base, n, counts, _values(got, columns, col_of) if keep else None,
-                  _slot_leaves(base, jrows, [r[0] for r in got]))
+                  _slot_bounds([r[0] for r in got]), jrows)
 
 
 def _values(rows: list[Row], columns: list[list[str]], col_of: list[int]
@@ -292,15 +303,10 @@ def local_relation(df: DataFrame) -> tuple[DataFrame, int, JavaObject]:
     return DataFrame(local, spark), jrows.size(), jrows
 
 
-def _slot_leaves(base: DataFrame, jrows: JavaObject, slots: list[int]
-                 ) -> dict[int, DataFrame] | None:
-    """A local pack's frames as local relations of their own, one per slot, cut from the JVM's
-    list of the pack's rows (`slots`: each row's slot, in the list's order), or None if a
-    slot's rows are not all together (they are when the union's output keeps its inputs'
-    order, as it does over small plans). Frames read as filters of one shared leaf make a
-    plan that reads two of them read that leaf twice: Spark's analysis then renews one copy's
-    columns and rewrites the plan above it, at every step of building on it
-    (DeduplicateRelations took a fifth of the analysis time of small epochs)."""
+def _slot_bounds(slots: list[int]) -> dict[int, tuple[int, int]] | None:
+    """Where each slot's rows are in a collected pack (`slots`: each row's slot, in the
+    list's order), or None if a slot's rows are not all together (they are when the union's
+    output keeps its inputs' order, as it does over small plans)."""
     bounds: dict[int, tuple[int, int]] = {}
     start = 0
     for i in range(1, len(slots) + 1):
@@ -309,11 +315,7 @@ def _slot_leaves(base: DataFrame, jrows: JavaObject, slots: list[int]
                 return None
             bounds[slots[start]] = (start, i)
             start = i
-    spark = base.sparkSession
-    schema = base._jdf.schema()
-    return {slot: DataFrame(spark._jsparkSession.createDataFrame(jrows.subList(a, b), schema),
-                            spark)
-            for slot, (a, b) in bounds.items()}
+    return bounds
 
 
 def local_frame(spark, schema: T.StructType, rows: list[tuple]) -> DataFrame:

@@ -613,7 +613,7 @@ def test_a_small_pack_gives_each_frame_a_leaf_of_its_own(spark, expect_large):
     pack expected small, one of unknown size that was small, or the small frames of a pack
     expected large (split off it; here every frame is small). When a slot's rows are not all
     together in the collected list, the frames are read as filters of the pack instead."""
-    from runtime.physical import _slot_leaves, materialize_many
+    from runtime.physical import _slot_bounds, materialize_many
 
     frames = {"a": spark.createDataFrame([(1, "x", 1), (2, "y", 1)],
                                          "c0 long, c1 string, _w long"),
@@ -628,10 +628,13 @@ def test_a_small_pack_gives_each_frame_a_leaf_of_its_own(spark, expect_large):
         assert out[k].df.columns == frames[k].columns
         plan = out[k].df._jdf.queryExecution().analyzed().toString()
         assert "Filter" not in plan, plan
+        executed = out[k].df._jdf.queryExecution().executedPlan()
+        assert executed.outputPartitioning().toString() == "SinglePartition"
     both = out["a"].df.unionByName(out["b"].df)
     assert sorted(both.collect()) == sorted(frames["a"].union(frames["b"]).collect())
     assert both._jdf.queryExecution().analyzed().toString().count("LocalRelation") == 2
-    assert _slot_leaves(out["a"].df, None, [0, 0, 1, 0]) is None  # slot 0 comes back
+    assert _slot_bounds([0, 0, 1, 0]) is None  # slot 0 comes back
+    assert _slot_bounds([2, 2, 0, 1]) == {2: (0, 2), 0: (2, 3), 1: (3, 4)}
 
 
 def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
