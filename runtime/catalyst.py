@@ -24,11 +24,8 @@ def union_many(dfs: list[DataFrame], by_name: bool = False) -> DataFrame:
     if len(dfs) == 1:
         return dfs[0]
     spark = dfs[0].sparkSession
-    jvm = spark._jvm
-    plans = jvm.org.apache.spark.api.python.PythonUtils.toSeq(
-        [d._jdf.logicalPlan() for d in dfs])
-    node = jvm.org.apache.spark.sql.catalyst.plans.logical.Union(plans, by_name, False)
-    return _frame(spark, node)
+    plans = _seq(spark, [d._jdf.logicalPlan() for d in dfs])
+    return _frame(spark, _logical(spark).Union(plans, by_name, False))
 
 
 def aggregate_where(df: DataFrame, keys: list[str], value: Column, cond: Column
@@ -39,13 +36,13 @@ def aggregate_where(df: DataFrame, keys: list[str], value: Column, cond: Column
     plan the engine builds, took 22-36 ms the API's way and 17-20 ms this way.)"""
     spark = df.sparkSession
     jvm = spark._jvm
-    logical = jvm.org.apache.spark.sql.catalyst.plans.logical
-    to_seq = jvm.org.apache.spark.api.python.PythonUtils.toSeq
+    logical = _logical(spark)
     attrs = [jvm.org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute.quoted(k)
              for k in keys]
     converted = getattr(jvm.org.apache.spark.sql.classic, "ColumnConversions$").__getattr__(
         "MODULE$")
-    agg = logical.Aggregate(to_seq(attrs), to_seq([*attrs, converted.expression(value._jc)]),
+    agg = logical.Aggregate(_seq(spark, attrs),
+                            _seq(spark, [*attrs, converted.expression(value._jc)]),
                             df._jdf.logicalPlan(), jvm.scala.Option.empty())
     return _frame(spark, logical.Filter(converted.expression(cond._jc), agg))
 
@@ -58,17 +55,26 @@ def struct_leaf(spark, rows: JavaObject, schema: JavaObject, column: str,
     (Made the API's way, a local relation, a select and a coalesce, 9-16 ms a frame; this
     way 6-13 ms.)"""
     jvm = spark._jvm
-    logical = jvm.org.apache.spark.sql.catalyst.plans.logical
-    to_seq = jvm.org.apache.spark.api.python.PythonUtils.toSeq
+    logical = _logical(spark)
     # fresh attributes for every leaf, as a new DataFrame's would be
     attrs = jvm.org.apache.spark.sql.catalyst.types.DataTypeUtils.toAttributes(schema)
-    plan = logical.LocalRelation.fromExternalRows(attrs, to_seq(rows))
+    plan = logical.LocalRelation.fromExternalRows(attrs, _seq(spark, rows))
     star = jvm.org.apache.spark.sql.catalyst.analysis.UnresolvedStar(
-        jvm.scala.Some(to_seq([column])))
-    plan = logical.Project(to_seq([star]), plan)
+        jvm.scala.Some(_seq(spark, [column])))
+    plan = logical.Project(_seq(spark, [star]), plan)
     if one_partition:
         plan = logical.Repartition(1, False, plan)
     return _frame(spark, plan)
+
+
+def _logical(spark):
+    """Catalyst's package of logical plan nodes."""
+    return spark._jvm.org.apache.spark.sql.catalyst.plans.logical
+
+
+def _seq(spark, items) -> JavaObject:
+    """A Scala Seq of `items` (a Python list, or a JVM list)."""
+    return spark._jvm.org.apache.spark.api.python.PythonUtils.toSeq(items)
 
 
 def _frame(spark, plan: JavaObject) -> DataFrame:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Hashable, Iterator
 
 from pyspark.sql import functions as F
@@ -147,7 +148,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
         parts.append(df.select(F.lit(slot).alias("_t"), g.alias("_g"),
                                *[own if j == col_of[slot] else nulls[j]
                                  for j in range(len(structs))]))
-    # one Union node with the parts in order, which _slot_leaves relies on
+    # one Union node with the parts in order, which _slot_bounds relies on
     packed = union_many(parts)
     columns = [dfs[k].columns for k in keys]
     whole: _Local | None = None  # the pack as local relations, when it is small
@@ -183,10 +184,8 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
             continue
         held = whole or (split if slot in small else None)
         column = f"s{col_of[slot]}"
-        if held is not None:
-            df = held.frame(slot, column, config.one_partition_locals)
-        else:  # the struct's fields are the frame's columns, in its order
-            df = base.filter(F.col("_t") == slot).select(f"{column}.*")
+        df = (held.frame(slot, column, config.one_partition_locals) if held is not None
+              else _slot_rows(base, slot, column))
         out[k] = Frame(df, rows, per_tag if k in tags else None, held is not None,
                        held.values_of(slot) if held is not None else None)
     return out
@@ -240,13 +239,24 @@ class _Local:
         stages, were 4-10)."""
         if self.bounds is not None:
             a, b = self.bounds[slot]
-            return struct_leaf(self.df.sparkSession, self.jrows.subList(a, b),
-                               self.df._jdf.schema(), column, one_partition)
-        df = self.df.filter(F.col("_t") == slot).select(f"{column}.*")
+            return struct_leaf(self.df.sparkSession, self.jrows.subList(a, b), self._jschema,
+                               column, one_partition)
+        df = _slot_rows(self.df, slot, column)
         return df.coalesce(1) if one_partition else df
+
+    @cached_property
+    def _jschema(self) -> JavaObject:
+        # asked of the JVM once a pack, not once a frame
+        return self.df._jdf.schema()
 
     def values_of(self, slot: int) -> list[dict] | None:
         return None if self.values is None else self.values.get(slot, [])
+
+
+def _slot_rows(pack: DataFrame, slot: int, column: str) -> DataFrame:
+    """A slot's rows of a pack, read out of their struct `column` (its fields are the
+    frame's columns, in its order)."""
+    return pack.filter(F.col("_t") == slot).select(f"{column}.*")
 
 
 def _checkpoint_counted(packed: DataFrame) -> tuple[DataFrame, Counts]:
