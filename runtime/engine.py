@@ -98,7 +98,7 @@ class Engine:
         parts = [u.df.select(*cols, F.lit(u.sign).cast("long").alias(WEIGHT)) for u in updates]
         if info.kind == "stream" and self.traces[rel].past_rows():
             parts.append(negate(self.traces[rel].summed(include_cur=False)))
-        return consolidate(union_all(parts), cols)
+        return consolidate(parts, cols)
 
     def time_changes(self, updates: dict[str, list[Update]]) -> dict[str, DataFrame | None]:
         """The changes that time makes without updates: a stream not updated loses what it
@@ -114,7 +114,7 @@ class Engine:
                                                          or newer in self.moved):
                 then = self.traces[newer].summed(include_cur=False)
                 held = self.traces[rel].summed(include_cur=False)
-                plans[rel] = consolidate(union_all([then, negate(held)]), self.columns(rel))
+                plans[rel] = consolidate([then, negate(held)], self.columns(rel))
         return plans
 
     def effective_change(self, rel: str, updates: list[Update]) -> DataFrame | None:

@@ -139,17 +139,17 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     spark = dfs[keys[0]].sparkSession
     structs, col_of = _shared_structs([dfs[k].schema for k in keys])
     nulls = [F.lit(None).cast(st).alias(f"s{j}") for j, st in enumerate(structs)]
-    parts = []
+    selects = []
     for slot, k in enumerate(keys):
         df = dfs[k]
         tag = tags.get(k)
         g = F.col(tag).cast("long") if tag else F.lit(None).cast("long")
         own = F.struct(*[F.col(c) for c in df.columns]).alias(f"s{col_of[slot]}")
-        parts.append(df.select(F.lit(slot).alias("_t"), g.alias("_g"),
-                               *[own if j == col_of[slot] else nulls[j]
-                                 for j in range(len(structs))]))
-    # one Union node with the parts in order, which _slot_bounds relies on
-    packed = union_many(parts)
+        selects.append([F.lit(slot).alias("_t"), g.alias("_g"),
+                        *[own if j == col_of[slot] else nulls[j] for j in range(len(structs))]])
+    # one plan: each frame's select and one Union node over them, in order (_slot_bounds
+    # relies on it)
+    packed = union_many([dfs[k] for k in keys], columns=selects)
     columns = [dfs[k].columns for k in keys]
     whole: _Local | None = None  # the pack as local relations, when it is small
     if expect_large is False:

@@ -37,7 +37,7 @@ from runtime.config import DEFAULT, Config
 from runtime.operators import Context, Operator, build_operator
 from runtime.operators.linear import column_sources, linear_fn
 from runtime.physical import Frame, driver_sized, materialize_many
-from runtime.schema import ITER, WEIGHT
+from runtime.schema import ITER
 from runtime.stats import StratumStats
 from runtime.trace import INF, Flat, Mapped, Shifted, Summed, Trace, TraceView
 from runtime.zset import consolidate, negate, union_all
@@ -564,10 +564,8 @@ class StratumRuntime:
 
 def _rebuilt_change(old: Trace, new: Trace) -> DataFrame | None:
     """Per iteration, what a recomputed trace's new content adds to the old: new - past."""
-    df = union_all([new.cur(0, INF), negate(old.past(0, INF))])
-    if df is None:
-        return None
-    return consolidate(df, old.columns + [ITER]).select(*old.columns, ITER, WEIGHT)
+    # columns + _i + _w: the aggregate's keys, then the weight
+    return consolidate([new.cur(0, INF), negate(old.past(0, INF))], old.columns + [ITER])
 
 
 def stderr_progress(msg: str) -> None:

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Optional, Protocol
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, arrange, materialize
-from runtime.schema import ITER, WEIGHT
+from runtime.schema import ITER
 from runtime.zset import consolidate, literal_keys, union_all
 
 INF = 1 << 30
@@ -173,8 +173,9 @@ class Trace:
     def summed(self, include_cur: bool = True) -> DataFrame | None:
         """Σ over iterations of past (and cur): the relation's value as a Z-set (columns +
         _w, consolidated), None when nothing is stored."""
-        df = union_all([self.past(0, INF), self.cur(0, INF) if include_cur else None])
-        return None if df is None else consolidate(df.drop(ITER), self.columns)
+        # grouped by the relation's columns alone, the sum runs over the iterations too
+        return consolidate([self.past(0, INF), self.cur(0, INF) if include_cur else None],
+                           self.columns)
 
     def _arranged(self, b: Batch) -> DataFrame:
         """A batch as reads use it: arranged first when it is large (once: batches never
@@ -220,8 +221,8 @@ class Trace:
                   estimated=any(b.estimated for b in old))]
 
     def _merge_plan(self, batches: list[Batch]) -> DataFrame | None:
-        df = consolidate(union_all([b.df for b in batches]), self.columns + [ITER])
-        return None if df is None else df.select(*self.columns, ITER, WEIGHT)
+        # the aggregate's columns are its keys, then the weight: columns + _i + _w
+        return consolidate([b.df for b in batches], self.columns + [ITER])
 
     def _merge(self, batches: list[Batch],
                persist: Callable[[DataFrame], Frame | None] | None = None) -> Batch | None:
@@ -347,6 +348,16 @@ def _release(batches: list[Batch]) -> None:
             b.arranged = False
 
 
+# A linear map of a Z-set (runtime/operators/linear.py): the frame, and the rows' new
+# iteration to put in place of `_i`, or None to keep theirs.
+Fn = Callable[[DataFrame, Optional[Column]], DataFrame]
+
+
+def _retimed(df: DataFrame, it: Column, fn: Fn | None) -> DataFrame:
+    """`df` with iteration `it`, mapped by `fn` if given (in the same select)."""
+    return df.withColumn(ITER, it) if fn is None else fn(df, it)
+
+
 @dataclass
 class Flat:
     """A relation imported through δ₀: everything at iteration 0."""
@@ -354,15 +365,16 @@ class Flat:
     base: TraceView
     memo: Memo = _memo()
 
-    def _flat(self, df: DataFrame | None) -> DataFrame | None:
+    def _flat(self, df: DataFrame | None, fn: Fn | None) -> DataFrame | None:
         return None if df is None else self.memo.get(
-            (), [df], lambda: df.withColumn(ITER, F.lit(0)))
+            (fn,), [df], lambda: _retimed(df, F.lit(0), fn))
 
-    def past(self, lo: int, hi: int) -> DataFrame | None:
-        return None if lo > 0 else self._flat(self.base.past(0, INF))
+    def past(self, lo: int, hi: int, fn: Fn | None = None) -> DataFrame | None:
+        """(`fn`: a linear map read through this view, applied in the same select.)"""
+        return None if lo > 0 else self._flat(self.base.past(0, INF), fn)
 
-    def cur(self, lo: int, hi: int) -> DataFrame | None:
-        return None if lo > 0 else self._flat(self.base.cur(0, INF))
+    def cur(self, lo: int, hi: int, fn: Fn | None = None) -> DataFrame | None:
+        return None if lo > 0 else self._flat(self.base.cur(0, INF), fn)
 
     def cur_rows(self, lo: int, hi: int) -> int:
         return 0 if lo > 0 else self.base.cur_rows(0, INF)
@@ -384,15 +396,16 @@ class Shifted:
     base: TraceView
     memo: Memo = _memo()
 
-    def _shift(self, df: DataFrame | None) -> DataFrame | None:
+    def _shift(self, df: DataFrame | None, fn: Fn | None) -> DataFrame | None:
         return None if df is None else self.memo.get(
-            (), [df], lambda: df.withColumn(ITER, F.col(ITER) + 1))
+            (fn,), [df], lambda: _retimed(df, F.col(ITER) + 1, fn))
 
-    def past(self, lo: int, hi: int) -> DataFrame | None:
-        return None if hi < 1 else self._shift(self.base.past(max(lo - 1, 0), hi - 1))
+    def past(self, lo: int, hi: int, fn: Fn | None = None) -> DataFrame | None:
+        """(`fn`: a linear map read through this view, applied in the same select.)"""
+        return None if hi < 1 else self._shift(self.base.past(max(lo - 1, 0), hi - 1), fn)
 
-    def cur(self, lo: int, hi: int) -> DataFrame | None:
-        return None if hi < 1 else self._shift(self.base.cur(max(lo - 1, 0), hi - 1))
+    def cur(self, lo: int, hi: int, fn: Fn | None = None) -> DataFrame | None:
+        return None if hi < 1 else self._shift(self.base.cur(max(lo - 1, 0), hi - 1), fn)
 
     def cur_rows(self, lo: int, hi: int) -> int:
         return 0 if hi < 1 else self.base.cur_rows(max(lo - 1, 0), hi - 1)
@@ -414,17 +427,21 @@ class Mapped:
     that input column: keys of those are read through."""
 
     base: TraceView
-    fn: Callable[[DataFrame], DataFrame]
+    fn: Fn
     sources: dict[str, str] = field(default_factory=dict)
     memo: Memo = _memo()
 
     def _map(self, df: DataFrame | None) -> DataFrame | None:
-        return None if df is None else self.memo.get((), [df], lambda: self.fn(df))
+        return None if df is None else self.memo.get((), [df], lambda: self.fn(df, None))
 
     def past(self, lo: int, hi: int) -> DataFrame | None:
+        if isinstance(self.base, (Flat, Shifted)):  # re-timed and mapped by one select
+            return self.base.past(lo, hi, self.fn)
         return self._map(self.base.past(lo, hi))
 
     def cur(self, lo: int, hi: int) -> DataFrame | None:
+        if isinstance(self.base, (Flat, Shifted)):
+            return self.base.cur(lo, hi, self.fn)
         return self._map(self.base.cur(lo, hi))
 
     def cur_rows(self, lo: int, hi: int) -> int:

@@ -27,10 +27,13 @@ def union_all(dfs: list[DataFrame | None]) -> DataFrame | None:
     return union_many(dfs, by_name=True)
 
 
-def consolidate(df: DataFrame | None, cols: list[str], positive: bool = False
-                ) -> DataFrame | None:
+def consolidate(df: DataFrame | list[DataFrame | None] | None, cols: list[str],
+                positive: bool = False) -> DataFrame | None:
     """Sum the weights of equal rows and drop the zeros, or with `positive` all but the rows
-    of positive weight (columns: `cols`, then the weight, as the aggregate gives them)."""
+    of positive weight (columns: `cols`, then the weight, as the aggregate gives them). A
+    list of Z-sets is consolidated as their sum: their union is part of the same plan."""
+    if isinstance(df, list):
+        df = [d for d in df if d is not None] or None
     if df is None:
         return None
     weight = F.col(WEIGHT)

@@ -46,7 +46,7 @@ class GroupByOp(Operator):
     def _groups(self, z: DataFrame | None, sign: int) -> DataFrame | None:
         if z is None:
             return None
-        rows = consolidate(drop_iter(z), self.in_cols, positive=True)
+        rows = consolidate(z, self.in_cols, positive=True)  # summed over iterations too
         items = F.collect_list("__e")
         if self.counted:  # each valuation once per unit of its multiplicity
             items = F.flatten(F.collect_list(F.array_repeat("__e", F.col(WEIGHT).cast("int"))))

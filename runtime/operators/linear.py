@@ -1,35 +1,39 @@
 """Linear operators: select (filter + map + project), flatmap, negate.
 
 For linear f, (f x)[e][i] = f(x[e][i]) and trace(f x) = f(trace x): they apply to double deltas
-and to whole traces the same way, row by row, keeping `_i` and `_w` as they are.
+and to whole traces the same way, row by row, keeping `_i` and `_w` as they are. Each map
+takes the rows' new iteration too (`it`, in place of `_i`), so that a view that re-times a
+trace (the δ₀ import, the feedback edge) and the map that reads through it are one select,
+not two plans (runtime/trace.Mapped).
 """
 from __future__ import annotations
 
-from typing import Callable
-
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import FlatMap, Negate, Node, Select
 from ddlog.plan.exprs import Col
 from runtime.expr import compile_expr
 from runtime.schema import ITER, WEIGHT
+from runtime.trace import Fn
 
-Fn = Callable[[DataFrame], DataFrame]
 
-
-def _extra(df: DataFrame) -> list[str]:
-    return [c for c in (ITER, WEIGHT) if c in df.columns]
+def _extra(df: DataFrame, it: Column | None = None) -> list[str | Column]:
+    """The columns a map keeps as they are: `_i` (or `it` as `_i`), then `_w`."""
+    keep: list[str | Column] = [c for c in (ITER, WEIGHT) if c in df.columns]
+    if it is None:
+        return keep
+    return [it.alias(ITER), *[c for c in keep if c != ITER]]
 
 
 def select_fn(node: Select) -> Fn:
     filters = [compile_expr(f) for f in node.filters]
     outputs = [compile_expr(e).alias(n) for n, e in node.outputs]
 
-    def fn(df: DataFrame) -> DataFrame:
+    def fn(df: DataFrame, it: Column | None = None) -> DataFrame:
         for f in filters:
             df = df.filter(f)
-        return df.select(*outputs, *_extra(df))
+        return df.select(*outputs, *_extra(df, it))
     return fn
 
 
@@ -37,15 +41,17 @@ def flatmap_fn(node: FlatMap) -> Fn:
     coll = compile_expr(node.expr)
     keep = [n for n in node.columns if n != node.column]
 
-    def fn(df: DataFrame) -> DataFrame:
+    def fn(df: DataFrame, it: Column | None = None) -> DataFrame:
         # explode yields no row for an empty (or null) collection, as FlatMap must
-        return df.select(*keep, F.explode(coll).alias(node.column), *_extra(df))
+        return df.select(*keep, F.explode(coll).alias(node.column), *_extra(df, it))
     return fn
 
 
 def negate_fn(node: Negate) -> Fn:
-    def fn(df: DataFrame) -> DataFrame:
-        return df.withColumn(WEIGHT, -F.col(WEIGHT))
+    def fn(df: DataFrame, it: Column | None = None) -> DataFrame:
+        # the columns stay where they are, as re-timing and negating one after the other
+        # would leave them
+        return df.withColumns({WEIGHT: -F.col(WEIGHT), **({ITER: it} if it is not None else {})})
     return fn
 
 

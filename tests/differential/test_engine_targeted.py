@@ -677,3 +677,72 @@ def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
     counted = aggregate_where(by_name, ["c1"], F.count("c0").alias("n"), F.col("n") > 1)
     assert sorted(counted.collect()) == sorted(
         by_name.groupBy("c1").agg(F.count("c0").alias("n")).filter("n > 1").collect())
+
+    # a list of Z-sets is consolidated as their sum (the union by name in the same plan);
+    # empty ones (None) are left out, and nothing at all is nothing
+    summed = consolidate([frames[0], None, *flipped], ["c1", "c0"])
+    assert summed.columns == ["c1", "c0", "_w"]
+    assert sorted(summed.collect()) == sorted(
+        consolidate(union_many([frames[0], *flipped], by_name=True), ["c1", "c0"]).collect())
+    assert consolidate([None, None], ["c0"]) is None
+    assert sorted(consolidate([frames[1]], ["c0"]).collect()) == sorted(
+        consolidate(frames[1], ["c0"]).collect())
+
+    # each frame projected onto its own columns first, in the same plan: a pack's parts
+    projected = union_many(frames[:3], columns=[
+        [F.lit(k).alias("_t"), F.struct("c0", "c1").alias("s"), F.col("_w")]
+        for k in range(3)])
+    assert projected.collect() == [
+        (k, (x[0], x[1]), x[2]) for k in range(3) for x in rows[k]]
+    one = union_many(frames[:1], columns=[[F.col("c1"), (F.col("_w") * 2).alias("w2")]])
+    assert one.collect() == frames[0].select("c1", (F.col("_w") * 2).alias("w2")).collect()
+
+
+def test_a_linear_map_read_through_a_retiming_view_is_the_two_steps(spark):
+    """A linear operator reading the δ₀ import (every row at iteration 0) or the feedback
+    edge (every row one iteration later) maps and re-times the rows in one select
+    (runtime/trace.Mapped over Flat or Shifted). Each kind of map (a select with a filter,
+    a flatmap, a negation) gives what re-timing first, then mapping, gives; over a view,
+    the same as over the re-timed rows, at every iteration asked for."""
+    from pyspark.sql import functions as F
+
+    from ddlog.plan.circuit import FlatMap, Negate, Select
+    from ddlog.plan.exprs import Binary, Col, Const
+    from ddlog.types import BIGINT, BOOL, TVec
+    from runtime.operators.linear import linear_fn
+    from runtime.physical import materialize
+    from runtime.trace import INF, Flat, Mapped, Shifted, Trace
+
+    rows = [(1, [1, 2], 0, 1), (2, [], 1, -1), (3, [3], 1, 2), (4, None, 2, 1)]
+    df = spark.createDataFrame(rows, "c0 long, c1 array<long>, _i long, _w long")
+    c0, c1 = Col("c0", BIGINT), Col("c1", TVec(BIGINT))
+
+    def rows_of(frame):  # a bag of rows that may hold nulls and lists
+        return sorted(map(repr, frame.collect()))
+    nodes = [
+        Select(id=1, schema=(("c1", TVec(BIGINT)), ("c0", BIGINT)), input=0,
+               filters=[Binary(">", c0, Const(1, BIGINT), BOOL)],
+               outputs=[("c1", c1), ("c0", c0)]),
+        FlatMap(id=1, schema=(("c0", BIGINT), ("c1", TVec(BIGINT)), ("x", BIGINT)), input=0,
+                column="x", expr=c1),
+        Negate(id=1, schema=(("c0", BIGINT), ("c1", TVec(BIGINT))), input=0),
+    ]
+    for node in nodes:
+        fn = linear_fn(node)
+        for it in (F.lit(0), F.col("_i") + 1):
+            fused, two_steps = fn(df, it), fn(df.withColumn("_i", it), None)
+            assert fused.columns == two_steps.columns
+            assert rows_of(fused) == rows_of(two_steps), node
+    trace = Trace(["c0", "c1"])
+    for i in (0, 1, 2):
+        trace.record(i, materialize(df.filter(F.col("_i") == i).drop("_i")))
+    for view_of in (Flat, Shifted):
+        for node in nodes:
+            fn = linear_fn(node)
+            fused, plain = Mapped(view_of(trace), fn), view_of(trace)
+            for lo, hi in ((0, 0), (1, 1), (0, INF), (2, 3)):
+                got, want = fused.cur(lo, hi), plain.cur(lo, hi)
+                assert (got is None) == (want is None), (view_of, node, lo, hi)
+                if got is not None:
+                    assert got.columns == fn(want, None).columns, (view_of, node)
+                    assert rows_of(got) == rows_of(fn(want, None)), (view_of, node, lo, hi)
