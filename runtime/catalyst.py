@@ -44,10 +44,11 @@ def aggregate_where(dfs: DataFrame | list[DataFrame], keys: list[str], value: Co
     child = _union_plan(frames, True, None)  # a frame's own plan when it is one
     attrs = [jvm.org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute.quoted(k)
              for k in keys]
+    conversions = _conversions(spark)
     agg = logical.Aggregate(_seq(spark, attrs),
-                            _seq(spark, [*attrs, _expression(spark, value)]),
+                            _seq(spark, [*attrs, conversions.expression(value._jc)]),
                             child, jvm.scala.Option.empty())
-    return _frame(spark, logical.Filter(_expression(spark, cond), agg))
+    return _frame(spark, logical.Filter(conversions.expression(cond._jc), agg))
 
 
 def struct_leaf(spark, rows: JavaObject, schema: JavaObject, column: str,
@@ -78,17 +79,20 @@ def _union_plan(dfs: list[DataFrame], by_name: bool,
     plans = [d._jdf.logicalPlan() for d in dfs]
     if columns is not None:
         project = _logical(spark).Project
-        plans = [project(_seq(spark, [_expression(spark, c) for c in cols]), plan)
+        conversions = _conversions(spark)
+        plans = [project(_seq(spark, [conversions.expression(c._jc) for c in cols]), plan)
                  for cols, plan in zip(columns, plans)]
     if len(plans) == 1:
         return plans[0]
     return _logical(spark).Union(_seq(spark, plans), by_name, False)
 
 
-def _expression(spark, column: Column) -> JavaObject:
-    """A Column's Catalyst expression (unresolved until its plan is analysed)."""
-    conversions = getattr(spark._jvm.org.apache.spark.sql.classic, "ColumnConversions$")
-    return conversions.__getattr__("MODULE$").expression(column._jc)
+def _conversions(spark) -> JavaObject:
+    """Spark's converter of a Column to its Catalyst expression (`.expression(jc)`, unresolved
+    until its plan is analysed). Reaching it is a py4j round trip: fetched once per plan, not
+    once per column (a pack's projections hold a few columns per frame)."""
+    return getattr(spark._jvm.org.apache.spark.sql.classic, "ColumnConversions$").__getattr__(
+        "MODULE$")
 
 
 def _logical(spark):
