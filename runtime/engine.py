@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -25,14 +24,13 @@ from ddlog.plan.normalize import UNIT
 from ddlog.types import RelationInfo, Update
 from runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime, run_together
-from runtime.trace import INF, Trace
+from runtime.trace import INF, Persist, Trace
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, local_frame, materialize_many
 from runtime.spark import side_by_side
 from runtime.stats import EpochStats, JobCounter
 from runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
 
-Persist = Callable[[DataFrame], Frame | None]
 
 
 def relation_trace(name: str) -> str:
@@ -251,11 +249,24 @@ class Engine:
             for name, t in traces.items():
                 t.end_epoch(None, [frames[name]] if plans[name] is not None else None)
         else:
-            # Each trace's new batch (and any merge of its spine) is written by a Spark job of
-            # its own, most of whose time over small batches is the driver's (planning,
-            # scheduling, committing the files): the traces are written side by side.
-            side_by_side(self.spark, [partial(t.end_epoch, persist)
-                                      for t in self.all_traces().values()],
+            # The small new batches (config.driver_rows together, by their counts or the
+            # operators' estimates) are materialised by one action, which brings their rows to
+            # the driver: `persist` writes them without a Spark job. Each larger one (and any
+            # merge of a spine) is written by a Spark job of its own, most of whose time over
+            # small batches is the driver's (planning, scheduling, committing the files): the
+            # traces are written side by side.
+            traces = self.all_traces()
+            small, rows = {}, 0
+            for name, t in traces.items():
+                bound = t.stored_rows()
+                if (t.cur_batches or t.rebuilt is not None) \
+                        and rows + bound <= self.config.driver_rows:
+                    small[name] = t.stored_plan()
+                    rows += bound
+            frames = materialize_many(small, expect_large=False, config=self.config)
+            side_by_side(self.spark, [partial(t.end_epoch, persist,
+                                              [frames[name]] if name in small else None)
+                                      for name, t in traces.items()],
                          self.config.persist_threads)
         for s in self.strata:
             s.end_epoch()

@@ -332,19 +332,31 @@ def local_frame(spark, schema: T.StructType, rows: list[tuple]) -> DataFrame:
     """Rows given in Python (Spark values, as createDataFrame takes them) as a local relation
     built on the JVM, so that reading them runs no Python worker and no Spark job (the rows of
     a `createDataFrame` stay in a Python RDD, which every plan that reads them runs again).
-    They travel as JSON lines, one string, and the optimiser folds the parse into the leaf."""
-    jspark = spark._jsparkSession
-    jvm = spark._jvm
+    They travel as JSON lines (json_lines), one string, and the optimiser folds the parse
+    into the leaf."""
     if not rows:
-        return DataFrame(jspark.createDataFrame(jvm.java.util.ArrayList(),
+        jspark = spark._jsparkSession
+        return DataFrame(jspark.createDataFrame(spark._jvm.java.util.ArrayList(),
                                                 jspark.parseDataType(schema.json())), spark)
-    lines = "\n".join(json.dumps(_json_value(r, schema), allow_nan=True) for r in rows)
-    jlines = jvm.java.util.regex.Pattern.compile("\n").splitAsStream(lines).toList()
-    text = DataFrame(jspark.createDataset(jlines, jvm.org.apache.spark.sql.Encoders.STRING())
-                     .toDF(), spark)
+    return json_frame(spark, schema, json_lines(schema, rows))
+
+
+def json_lines(schema: T.StructType, rows: list[tuple]) -> str:
+    """Rows (Spark values in Python) as JSON lines, one object per row, that json_frame reads
+    back as the same values: what a local relation is built from, and what a small durable
+    batch is stored as."""
+    return "\n".join(json.dumps(_json_value(r, schema), allow_nan=True) for r in rows)
+
+
+def json_frame(spark, schema: T.StructType, text: str) -> DataFrame:
+    """JSON lines (one object per row, of `schema`) as a local relation: parsed on the JVM."""
+    jvm = spark._jvm
+    jlines = jvm.java.util.regex.Pattern.compile("\n").splitAsStream(text).toList()
+    lines = DataFrame(spark._jsparkSession.createDataset(
+        jlines, jvm.org.apache.spark.sql.Encoders.STRING()).toDF(), spark)
     parsed = F.from_json("value", schema, {"allowNonNumericNumbers": "true"})
-    return text.select(parsed.alias("r")).select(*[F.col(f"r.{f.name}").alias(f.name)
-                                                   for f in schema.fields])
+    return lines.select(parsed.alias("r")).select(*[F.col(f"r.{f.name}").alias(f.name)
+                                                    for f in schema.fields])
 
 
 def _json_value(v, t: T.DataType):

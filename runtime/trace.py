@@ -26,6 +26,10 @@ from runtime.zset import consolidate, literal_keys, union_all
 
 INF = 1 << 30
 
+# Durable state's writer of a batch (runtime/state.Persister): given a plan, or a materialised
+# Frame (whose rows it may take from the driver), it returns the batch as stored.
+Persist = Callable[[DataFrame | Frame], Optional[Frame]]
+
 
 @dataclass
 class Batch:
@@ -225,13 +229,18 @@ class Trace:
         return consolidate([b.df for b in batches], self.columns + [ITER])
 
     def _merge(self, batches: list[Batch],
-               persist: Callable[[DataFrame], Frame | None] | None = None) -> Batch | None:
-        """The batches merged into one, materialised (by `persist` in durable mode)."""
+               persist: Persist | None = None) -> Batch | None:
+        """The batches merged into one, materialised (by `persist` in durable mode: a merge
+        of at most config.driver_rows rows is materialised first, so that `persist` is given
+        its rows, not a plan to run)."""
         df = self._merge_plan(batches)
         if df is None:
             return None
-        return self._merged(batches, persist(df) if persist is not None
-                            else materialize(df, config=self.config))
+        if persist is None:
+            return self._merged(batches, materialize(df, config=self.config))
+        if _rows_bound(batches) <= self.config.driver_rows:
+            return self._merged(batches, _persisted(persist, materialize(df, config=self.config)))
+        return self._merged(batches, persist(df))
 
     @staticmethod
     def _merged(batches: list[Batch], fr: Frame | None) -> Batch | None:
@@ -270,12 +279,22 @@ class Trace:
             return self._merge_plan(self.cur_batches)
         return None
 
+    def stored_plan(self) -> DataFrame | None:
+        """What the durable epoch's end writes for this trace, as a plan: its new content (a
+        rebuilt trace's, else this epoch's batches) merged into one; None when there is none.
+        `stored_rows` bounds its rows (or estimates them)."""
+        batches = self.rebuilt if self.rebuilt is not None else self.cur_batches
+        return self._merge_plan(batches) if batches else None
+
+    def stored_rows(self) -> int:
+        return _rows_bound(self.rebuilt if self.rebuilt is not None else self.cur_batches)
+
     def epoch_change(self) -> DataFrame | None:
         """Σ over iterations of this epoch's deltas (not consolidated)."""
         df = self.cur(0, INF)
         return None if df is None else df.drop(ITER)
 
-    def end_epoch(self, persist: Callable[[DataFrame], Frame | None] | None = None,
+    def end_epoch(self, persist: Persist | None = None,
                   folded: list[Frame | None] | None = None) -> None:
         """past += cur. A single materialised batch joins the spine as it is (no Spark job);
         several are merged into one, so plans over `past` stay small; `persist` (durable state)
@@ -290,8 +309,8 @@ class Trace:
             self.iters |= {k for b in self.cur_batches for k in range(b.lo, b.hi + 1)}
             if persist is None and len(self.cur_batches) == 1 and not self.cur_batches[0].lazy:
                 self.batches.extend(self.cur_batches)
-            elif persist is None and folded is not None:
-                batch = self._merged(self.cur_batches, folded[0])
+            elif folded is not None:
+                batch = self._merged(self.cur_batches, _persisted(persist, folded[0]))
                 if batch is not None:
                     self.batches.append(batch)
                 _release(self.cur_batches)
@@ -304,14 +323,14 @@ class Trace:
         if len(self.batches) > self.config.max_past_batches:
             self.compact(persist)
 
-    def _end_rebuild(self, persist: Callable[[DataFrame], Frame | None] | None,
+    def _end_rebuild(self, persist: Persist | None,
                      folded: list[Frame | None] | None) -> None:
         new, old = self.rebuilt or [], self.batches
         self.rebuilt = None
         if persist is None and len(new) == 1 and not new[0].lazy:
             batch: Batch | None = new[0]
-        elif persist is None and folded is not None:
-            batch = self._merged(new, folded[0])
+        elif folded is not None:
+            batch = self._merged(new, _persisted(persist, folded[0]))
         else:
             batch = self._merge(new, persist) if new else None
         _release([b for b in [*old, *self.cur_batches, *new] if b is not batch])
@@ -320,7 +339,7 @@ class Trace:
             k for b in new for k in range(b.lo, b.hi + 1)}
         self.cur_batches = []
 
-    def compact(self, persist: Callable[[DataFrame], Frame | None] | None = None) -> None:
+    def compact(self, persist: Persist | None = None) -> None:
         """Merge the longest suffix of batches that the batch before it does not outweigh
         twice over: afterwards every batch is larger than twice the newer ones together."""
         j = len(self.batches) - 1
@@ -337,6 +356,16 @@ class Trace:
         _release(self.cur_batches + (self.rebuilt or []))
         self.cur_batches = []
         self.rebuilt = None
+
+
+def _rows_bound(batches: list[Batch]) -> int:
+    """How many rows the batches merge into at most (or about: an operator's estimate)."""
+    return sum(b.rows for b in batches)
+
+
+def _persisted(persist: Persist | None, fr: Frame | None) -> Frame | None:
+    """A materialised batch, stored by `persist` when there is one."""
+    return fr if persist is None or fr is None else persist(fr)
 
 
 def _release(batches: list[Batch]) -> None:

@@ -15,12 +15,12 @@ runs the feed/query/sql/shell commands of its clients on it.
 Nothing here starts Spark until it is needed: opening a state, checking its program and
 validating updates are plain Python, so a command that fails on bad input fails in a fraction of
 a second and leaves the state untouched. The engine (and the SparkSession) are created on the
-first commit or read, and a durable state's traces are re-attached from its Parquet files then.
+first commit or read, and a durable state's traces are re-attached from its batch files then.
 
 Durable commits (runtime/state): the engine folds the epoch into its traces through a
-`Persister` (each new batch written as Parquet), and the manifest is replaced last. If anything
-fails after the engine started folding, the in-memory engine is dropped and re-read from the
-last manifest.
+`Persister` (each new batch written as Parquet, or as JSON lines when small), and the manifest
+is replaced last. If anything fails after the engine started folding, the in-memory engine is
+dropped and re-read from the last manifest.
 """
 from __future__ import annotations
 
@@ -509,7 +509,7 @@ class Database:
                 self._store_epoch()
                 if progress is not None:
                     progress(f"epoch {engine.epoch} committed to {self.state.path} "
-                             f"({len(persist.written)} Parquet batches written)")
+                             f"({len(persist.written)} batches written)")
         except BaseException as err:
             if self.state is not None:
                 self._engine = None  # re-read the last committed epoch when next needed

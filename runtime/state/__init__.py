@@ -3,15 +3,18 @@ process ends.
 
     DIR/
       .ddlog-state      the mark of a state directory, written before anything else
-      manifest.json     the committed epoch: program hash, epoch number, the Parquet batches
-                        of every trace (with each file's size), the bound sources and sinks,
+      manifest.json     the committed epoch: program hash, epoch number, the batches of
+                        every trace (with each file's size), the bound sources and sinks,
                         and a checksum of all that. Replaced at each commit by an atomic
                         rename: whoever reads it sees one epoch or the next.
       program.dl        the text of the program the state belongs to
       journal           every batch directory this state has written and not yet removed,
                         recorded before the directory is written
-      data/<batch>/     one Parquet directory per trace batch, written before the manifest
-                        that names it and never modified afterwards
+      data/<batch>/     one directory per trace batch, written before the manifest that
+                        names it and never modified afterwards: Parquet files, or for a
+                        batch of at most config.driver_rows rows one file of JSON lines
+                        named part-<sha256 of its bytes>.json, which the driver writes and
+                        reads without a Spark job
       checkpoints/      on a cluster, the RDD checkpoints (lineage cuts) of the process that
                         has the state open, removed when it closes it
       stream/           the Structured Streaming checkpoint of `ddlog stream` (Spark's own
@@ -28,7 +31,8 @@ empty, and a file the journal does not record is not ours.
 
 Damage is found, not read: opening a state checks the manifest's checksum and that every batch
 file it names is there with its recorded size (Hadoop's checksum files beside the Parquet files
-catch a changed byte when Spark reads it; runtime/errors.py turns that into a message).
+catch a changed byte when Spark reads it, runtime/errors.py turns that into a message; a JSON
+batch is checked against the checksum in its name when it is read, as the state is opened).
 
 The traces are the engine's (`Engine.all_traces()`, named deterministically from the program
 text) plus the output relations' value spines (ddlog/database.py); a state is re-opened by

@@ -12,7 +12,10 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
-FORMAT = 2
+FORMAT = 3
+# the formats this ddlog reads: 2 stored every batch as Parquet, 3 stores a small one as JSON
+# lines (runtime/state/persist.py); a format-2 state is read as it is and written as 3
+READS = (2, 3)
 # what StateDir.new_batch_path makes; the only paths a manifest may name
 BATCH_PATH = re.compile(r"data/e[0-9]{6}-[0-9a-f]{12}")
 
@@ -65,9 +68,9 @@ class Manifest:
         d = json.loads(text)
         if not isinstance(d, dict):
             raise ValueError("not a JSON object")
-        if d.get("format") != FORMAT:
+        if d.get("format") not in READS:
             raise ValueError(f"unknown state format {d.get('format')!r} (this ddlog reads "
-                             f"format {FORMAT})")
+                             f"formats {', '.join(map(str, READS))})")
         checksum = d.pop("checksum", None)
         if checksum != _checksum(d):
             raise ValueError("its checksum does not match its contents (it was edited or "

@@ -1,17 +1,28 @@
-"""Traces <-> files: writing an epoch's batches as Parquet, listing them in a manifest, and
-giving a re-opened state's traces their batches back."""
+"""Traces <-> files: writing an epoch's batches (Parquet, or JSON lines when small),
+listing them in a manifest, and giving a re-opened state's traces their batches back."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from runtime.state.layout import MANIFEST, StateDir, StateError
 from runtime.state.manifest import BatchEntry, Manifest, TraceEntry
 from runtime.trace import Batch, Trace
-from runtime.physical import Frame
+from runtime.physical import Frame, json_frame, json_lines
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+# A small batch is one file of JSON lines named by the SHA-256 of its bytes: Spark's checksum
+# files guard a Parquet batch's bytes, this name guards these (the manifest's checksum guards
+# the name).
+INLINE = re.compile(r"part-([0-9a-f]{64})\.json")
 
 @dataclass
 class StoredFrame(Frame):
@@ -23,9 +34,17 @@ class StoredFrame(Frame):
 
 class Persister:
     """The `persist` callback of `Engine.commit` / `Trace.end_epoch` in durable mode: writes a
-    folded batch as Parquet under the state directory and returns it read back from there (so
-    the batch's lineage is the file, not the epoch's computation). Traces call it from
-    several threads at once (engine.end_epoch)."""
+    folded batch under the state directory and returns it read back from there (so the
+    batch's lineage is the file, not the epoch's computation). Traces call it from several
+    threads at once (engine.end_epoch).
+
+    A batch whose rows the driver holds (a materialised Frame with `values`: at most
+    config.driver_rows) is written by the driver as one file of JSON lines, and read back
+    as a local relation: no Spark job either way. A small epoch's batches are mostly such,
+    and each Parquet write is a job of its own, much of it the Hadoop committer's file
+    renames, and a later command's first read of Parquet starts its readers: on a cold JVM
+    a one-row `ddlog feed` spent 4 s writing ten one-row Parquet batches. Larger batches,
+    and plans, are written as Parquet."""
 
     def __init__(self, state: StateDir, spark, epoch: int):
         self.state = state
@@ -34,19 +53,45 @@ class Persister:
         self.written: list[str] = []
         self._journal = threading.Lock()  # the journal and `written`, one thread at a time
 
-    def __call__(self, df) -> Frame | None:
+    def __call__(self, data: DataFrame | Frame) -> Frame | None:
+        """Write a batch: a plan, or a materialised Frame (None or no rows: nothing)."""
+        if isinstance(data, Frame):
+            if data.values is not None:
+                return self._write_json(data) if data.values else None
+            data = data.df
+        return self._write_parquet(data)
+
+    def _new_batch(self) -> tuple[str, str]:
+        with self._journal:
+            rel = self.state.new_batch_path(self.epoch)
+            self.written.append(rel)
+        return rel, self.state.file(rel)
+
+    def _write_json(self, fr: Frame) -> Frame:
+        schema = fr.df.schema
+        names = schema.names
+        data = json_lines(schema, [tuple(row[n] for n in names) for row in fr.values]
+                          ).encode("utf-8")
+        name = f"part-{hashlib.sha256(data).hexdigest()}.json"
+        rel, path = self._new_batch()
+        os.makedirs(path)
+        with open(os.path.join(path, name), "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        return StoredFrame(json_frame(self.spark, schema, data.decode("utf-8")),
+                           len(fr.values), local=True, values=fr.values, path=rel,
+                           files={name: len(data)})
+
+    def _write_parquet(self, df: DataFrame) -> Frame | None:
         from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
-        with self._journal:
-            rel = self.state.new_batch_path(self.epoch)
-        path = self.state.file(rel)
+        rel, path = self._new_batch()
         # One job writes the batch and counts its rows (the count rides along as a metric).
         obs = Observation()
         df.observe(obs, F.count(F.lit(1)).alias("rows")).write.parquet(path)
         rows = int(obs.get["rows"])
-        with self._journal:
-            self.written.append(rel)
         if rows == 0:
             shutil.rmtree(path, ignore_errors=True)
             return None
@@ -94,6 +139,25 @@ def attach(traces: dict[str, Trace], manifest: Manifest, state: StateDir, spark,
         if t.columns and schema.names[:len(t.columns)] != t.columns:
             raise StateError(f"{state.file(MANIFEST)} is damaged: trace {name} has columns "
                              f"{', '.join(schema.names)}, not {', '.join(t.columns)}")
-        t.batches = [Batch(spark.read.schema(schema).parquet(state.file(b.path)), b.lo, b.hi,
-                           b.rows, path=b.path, files=dict(b.files)) for b in entry.batches]
+        t.batches = [Batch(_read(b, schema, name, state, spark), b.lo, b.hi, b.rows,
+                           path=b.path, files=dict(b.files)) for b in entry.batches]
         t.iters = set(entry.iters)
+
+
+def _read(b: BatchEntry, schema, trace: str, state: StateDir, spark) -> DataFrame:
+    """A stored batch as a DataFrame: Parquet read lazily, JSON lines read now and checked
+    against the checksum in their file's name."""
+    inline = [m for m in map(INLINE.fullmatch, b.files) if m]
+    if not inline:
+        return spark.read.schema(schema).parquet(state.file(b.path))
+    file = os.path.join(b.path, inline[0].group(0))
+    try:
+        with open(state.file(file), "rb") as f:
+            data = f.read()
+    except OSError as err:
+        raise StateError(f"state {state.path} is damaged: batch {b.path} of trace {trace} "
+                         f"cannot be read ({err.strerror})") from None
+    if hashlib.sha256(data).hexdigest() != inline[0].group(1) or len(b.files) != 1:
+        raise StateError(f"state {state.path} is damaged: batch {b.path} of trace {trace}: "
+                         f"{file} does not match its checksum")
+    return json_frame(spark, schema, data.decode("utf-8"))

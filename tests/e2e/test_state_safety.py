@@ -177,6 +177,26 @@ def test_a_changed_byte_is_caught_when_read(cli, state):
         assert tree_hash(state) == before
 
 
+def test_a_changed_byte_of_a_parquet_batch_is_caught_when_read(cli, tmp_path):
+    """The test above damages a small batch, which is stored as JSON lines (checked against
+    the checksum in its file's name); a batch of more rows than the driver keeps is Parquet,
+    whose bytes Hadoop's checksum files guard."""
+    edges = tmp_path / "edges.csv"
+    edges.write_text("src,dst\n" + "".join(f"{k},{k + 1}\n" for k in range(2_100)))
+    state = tmp_path / "state"
+    r = cli("run", REACH, "--state", state, f"--input=Edge=csv:{edges}")
+    assert r.code == 0, r
+    part, = [f for f in batch_files(state, "rel_Edge") if f.suffix == ".parquet"]
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    part.write_bytes(bytes(data))
+    before = tree_hash(state)
+    r = cli("query", "--state", state, "Edge", "--limit", "1")
+    clean_failure(r)
+    assert "damaged" in r.err and "checksum" in r.err and r.out == "", r
+    assert tree_hash(state) == before
+
+
 @pytest.mark.parametrize("text", ["[]", "null", '{"traces": []}', "{", ""],
                          ids=["list", "null", "traces-list", "truncated", "empty"])
 def test_a_malformed_manifest_is_reported(cli, state, text):
