@@ -32,7 +32,6 @@ from runtime.stats import EpochStats, JobCounter
 from runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
 
 
-
 def relation_trace(name: str) -> str:
     """The name of a relation's own trace (the one its stratum records)."""
     return f"rel_{name}"

@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 # the name).
 INLINE = re.compile(r"part-([0-9a-f]{64})\.json")
 
+
 @dataclass
 class StoredFrame(Frame):
-    """A batch as written by `Persister`: read back from its Parquet files."""
+    """A batch as written by `Persister`: read back from its files."""
 
     path: str = ""
     files: dict[str, int] = field(default_factory=dict)

@@ -114,8 +114,8 @@ SCHEMA = T.StructType([
                                                  T.StructField("_1", T.DoubleType())]))),
     T.StructField("_i", T.LongType(), False), T.StructField("_w", T.LongType(), False)])
 ROWS = [
-    (-(1 << 63), float("nan"), 0.1, True, 'quote " backslash \\ newline \n tab \t', (1, ["a", None]),
-     [(1, float("inf")), (2, -0.0)], 0, 1),
+    (-(1 << 63), float("nan"), 0.1, True, 'quote " backslash \\ newline \n tab \t',
+     (1, ["a", None]), [(1, float("inf")), (2, -0.0)], 0, 1),
     ((1 << 63) - 1, float("-inf"), -3.5, False, "ünïcödé ✓ 𝄞", (None, []), [], 3, -2),
     (None, None, None, None, None, None, None, 1, 1),
     (0, 1e-300, 3.4e38, None, "", (7, None), None, 2, 5),
