@@ -72,6 +72,22 @@ def test_an_edited_manifest_is_refused(tmp_path, edit, why):
         st.read_manifest()
 
 
+def test_a_format_2_state_is_read_and_written_back_as_format_3(tmp_path):
+    """Format 2 stored every batch as Parquet, which format 3 reads the same way."""
+    from runtime.state.manifest import FORMAT, _checksum
+
+    st = StateDir(str(tmp_path))
+    st.claim()
+    m = Manifest(program_hash("p"), "/x/p.dl", 3, {"rel_T": TraceEntry(
+        "{}", [0], [BatchEntry("data/e000001-0123456789ab", 0, 0, 5, {"part-0": 10})])})
+    body = {**m.body(), "format": 2}
+    (tmp_path / "manifest.json").write_text(json.dumps({**body, "checksum": _checksum(body)}))
+    back = st.read_manifest()
+    assert back.traces == m.traces and back.epoch == 3
+    st.write_manifest(back)
+    assert json.loads((tmp_path / "manifest.json").read_text())["format"] == FORMAT == 3
+
+
 @pytest.mark.parametrize("text,why", [
     ("[]", "not a JSON object"), ("null", "not a JSON object"), ("", "Expecting value"),
     ('{"format": 2, "traces": []}', "checksum"),
