@@ -236,9 +236,7 @@ class Engine:
         if persist is None:
             traces = self.all_traces()
             plans = {name: t.fold_plan() for name, t in traces.items()}
-            # the rows the folds merge: a rebuilt trace's new content, else the epoch's batches
-            rows = sum(b.rows for name, t in traces.items() if plans[name] is not None
-                       for b in (t.rebuilt if t.rebuilt is not None else t.cur_batches))
+            rows = sum(t.new_rows() for name, t in traces.items() if plans[name] is not None)
             # a large estimate may be larger still (a small one that was not is moved to
             # the executors by materialize_many)
             guessed = any(b.estimated for t in traces.values()
@@ -257,7 +255,7 @@ class Engine:
             traces = self.all_traces()
             small, rows = {}, 0
             for name, t in traces.items():
-                bound = t.stored_rows()
+                bound = t.new_rows()
                 if (t.cur_batches or t.rebuilt is not None) \
                         and rows + bound <= self.config.driver_rows:
                     small[name] = t.stored_plan()

@@ -334,10 +334,6 @@ def local_frame(spark, schema: T.StructType, rows: list[tuple]) -> DataFrame:
     a `createDataFrame` stay in a Python RDD, which every plan that reads them runs again).
     They travel as JSON lines (json_lines), one string, and the optimiser folds the parse
     into the leaf."""
-    if not rows:
-        jspark = spark._jsparkSession
-        return DataFrame(jspark.createDataFrame(spark._jvm.java.util.ArrayList(),
-                                                jspark.parseDataType(schema.json())), spark)
     return json_frame(spark, schema, json_lines(schema, rows))
 
 
@@ -349,8 +345,13 @@ def json_lines(schema: T.StructType, rows: list[tuple]) -> str:
 
 
 def json_frame(spark, schema: T.StructType, text: str) -> DataFrame:
-    """JSON lines (one object per row, of `schema`) as a local relation: parsed on the JVM."""
+    """JSON lines (one object per row, of `schema`) as a local relation: parsed on the JVM.
+    No text is no rows (not one row of nulls)."""
     jvm = spark._jvm
+    if not text:
+        jspark = spark._jsparkSession
+        return DataFrame(jspark.createDataFrame(jvm.java.util.ArrayList(),
+                                                jspark.parseDataType(schema.json())), spark)
     jlines = jvm.java.util.regex.Pattern.compile("\n").splitAsStream(text).toList()
     lines = DataFrame(spark._jsparkSession.createDataset(
         jlines, jvm.org.apache.spark.sql.Encoders.STRING()).toDF(), spark)

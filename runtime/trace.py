@@ -279,15 +279,20 @@ class Trace:
             return self._merge_plan(self.cur_batches)
         return None
 
-    def stored_plan(self) -> DataFrame | None:
-        """What the durable epoch's end writes for this trace, as a plan: its new content (a
-        rebuilt trace's, else this epoch's batches) merged into one; None when there is none.
-        `stored_rows` bounds its rows (or estimates them)."""
-        batches = self.rebuilt if self.rebuilt is not None else self.cur_batches
-        return self._merge_plan(batches) if batches else None
+    def new_batches(self) -> list[Batch]:
+        """What the epoch's end makes of this trace's batches: a rebuilt trace's new content,
+        else this epoch's batches."""
+        return self.rebuilt if self.rebuilt is not None else self.cur_batches
 
-    def stored_rows(self) -> int:
-        return _rows_bound(self.rebuilt if self.rebuilt is not None else self.cur_batches)
+    def new_rows(self) -> int:
+        """At most how many rows new_batches merge into (or about: operators' estimates)."""
+        return _rows_bound(self.new_batches())
+
+    def stored_plan(self) -> DataFrame | None:
+        """What the durable epoch's end writes for this trace, as a plan: new_batches merged
+        into one; None when there are none."""
+        batches = self.new_batches()
+        return self._merge_plan(batches) if batches else None
 
     def epoch_change(self) -> DataFrame | None:
         """Σ over iterations of this epoch's deltas (not consolidated)."""

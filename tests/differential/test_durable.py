@@ -18,7 +18,7 @@ import pytest
 from pyspark.sql import types as T
 
 from ddlog.app.database import Database, Transaction
-from runtime.physical import Frame
+from runtime.physical import Frame, json_frame
 from runtime.spark import side_by_side
 from runtime.state import Manifest, Persister, StateDir, StateError, attach, snapshot
 from runtime.stats import JobCounter
@@ -148,6 +148,7 @@ def test_a_small_batch_is_stored_as_json_that_reads_back_every_value(spark, tmp_
     assert name.startswith("part-") and name.endswith(".json")
     assert size == (tmp_path / "state" / stored.path / name).stat().st_size
     assert _same(stored.df.collect(), got)
+    assert json_frame(spark, SCHEMA, "").collect() == []  # no lines, no rows
 
     trace = Trace(SCHEMA.names[:-2])
     trace.batches = [Batch(stored.df, 0, 3, stored.rows, path=stored.path, files=stored.files)]
