@@ -14,6 +14,7 @@ are made here and in runtime/stratum.py only.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from functools import partial
 
 from pyspark.sql import DataFrame, SparkSession
@@ -27,7 +28,7 @@ from runtime.stratum import Progress, StratumRuntime, run_together
 from runtime.trace import INF, Persist, Trace
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, local_frame, materialize_many
-from runtime.spark import side_by_side
+from runtime.spark import is_local, side_by_side
 from runtime.stats import EpochStats, JobCounter
 from runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
 
@@ -45,6 +46,9 @@ def value_trace(name: str) -> str:
 class Engine:
     def __init__(self, compiled: CompiledProgram, spark: SparkSession,
                  config: Config = DEFAULT, keep_values: bool = False):
+        if config.one_task_lookups and not is_local(spark):
+            # a cluster caches a trace's partitions on several executors: read them there
+            config = replace(config, one_task_lookups=False)
         self.compiled = compiled
         self.spark = spark
         self.config = config
@@ -134,7 +138,7 @@ class Engine:
         else:
             keys = _first_keys(updates) if cols else None
             if keys is not None and len(keys) <= self.config.lookup_keys:
-                past = lookup(past, cols[0], keys)
+                past = lookup(past, cols[0], keys, self.config.one_task_lookups)
             present = consolidate(semijoin_keys(past.drop(ITER), last.select(*cols), cols),
                                   cols).filter(F.col(WEIGHT) > 0)
         if present is None:

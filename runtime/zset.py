@@ -133,7 +133,7 @@ def literal_keys(values: Iterable) -> set | None:
     return out
 
 
-def lookup(df: DataFrame, col: str, values: set | list) -> DataFrame:
+def lookup(df: DataFrame, col: str, values: set | list, one_task: bool = False) -> DataFrame:
     """Rows of `df` whose `col` is one of `values` (literals the driver holds; None matches
     null, as the null-safe key comparison does). They become literal IN lists, which a scan
     of a key-sorted cache or key-sorted Parquet answers by skipping every batch or row group
@@ -144,7 +144,8 @@ def lookup(df: DataFrame, col: str, values: set | list) -> DataFrame:
     The condition goes to Spark as SQL text, one py4j call: built from Columns, every
     literal costs two (its `lit` and its place in a Java list), and a lookup of 256 keys
     took ~540 (a 100-edge reachability epoch at 100k edges made 4,400 such calls). A value
-    SQL text cannot carry exactly (see _sql_literal) goes as a Column literal instead."""
+    SQL text cannot carry exactly (see _sql_literal) goes as a Column literal instead.
+    `one_task`: the rows found are read as one partition (config.one_task_lookups)."""
     vals = sorted((v for v in values if v is not None), key=repr)
     as_text = [(v, _sql_literal(v)) for v in vals]
     texts = [t for _, t in as_text if t is not None]
@@ -156,9 +157,8 @@ def lookup(df: DataFrame, col: str, values: set | list) -> DataFrame:
               for k in range(0, len(others), _IN_CHUNK)]
     if len(vals) < len(values):
         conds.append(F.col(col).isNull())
-    if not conds:
-        return df.filter(F.lit(False))
-    return df.filter(_any(conds))
+    found = df.filter(_any(conds) if conds else F.lit(False))
+    return found.coalesce(1) if one_task else found
 
 
 # the largest integer that reads back from SQL text as an integer literal of the same value

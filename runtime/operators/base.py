@@ -91,7 +91,7 @@ def narrow(df: "DataFrame | None", col: str, keys: set | None, config: Config,
     if (df is None or keys is None or len(keys) > config.lookup_keys
             or rows <= config.narrow_rows):
         return df
-    return lookup(df, col, keys)
+    return lookup(df, col, keys, config.one_task_lookups)
 
 
 class Operator:

@@ -63,3 +63,36 @@ def test_lookup_lists_stay_prunable(spark):
     assert sorted(r["k"] for r in found.collect()) == sorted(keys)
     plan = found._jdf.queryExecution().optimizedPlan().toString()
     assert " IN (" in plan and "INSET" not in plan.upper(), plan
+
+
+def test_a_one_task_lookup_meets_a_small_action_s_local_relation_in_one_partition(spark):
+    """config.one_task_lookups: a lookup of an arrangement (hash-partitioned four ways) read
+    as one partition keeps the same rows, and a small action joins it with a local relation of
+    one partition (as the engine holds small deltas) in one partition. Read as the
+    arrangement's partitions, Spark shuffles the local relation to those four, and the join
+    runs a task per partition."""
+    import re
+
+    from runtime.config import Config
+    from runtime.physical import arrange, driver_sized
+
+    config = Config(arrange_partitions=4)
+    df = arrange(spark.range(10_000).selectExpr("id % 1000 AS k", "id AS v"), ["k"], config)
+    small = spark.createDataFrame([(3,), (999,)], "k long").coalesce(1)
+    keys = {3, 500, 999, 1234}
+    try:
+        for one_task in (False, True):
+            found = lookup(df, "k", keys, one_task)
+            assert found.rdd.getNumPartitions() == (1 if one_task else 4)
+            assert sorted(r["v"] for r in found.collect()) == \
+                [v for v in range(10_000) if v % 1000 in keys]
+            with driver_sized(spark, config):
+                joined = found.join(small, "k")
+                plan = joined._jdf.queryExecution().executedPlan().toString()
+                got = sorted(r["v"] for r in joined.collect())
+            # the join's own exchanges (the arrangement's, inside its cache, are not planned)
+            shuffled = {int(n) for n in re.findall(r", (\d+)\), ENSURE_REQUIREMENTS", plan)}
+            assert shuffled == ({1} if one_task else {4}), plan
+            assert got == [v for v in range(10_000) if v % 1000 in (3, 999)]
+    finally:
+        df.unpersist()
