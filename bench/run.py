@@ -102,15 +102,19 @@ def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int
     present = list(w.present)
     rng.shuffle(present)
     last: dict[tuple, int] = {}  # each updated row's last update: +1 insert, -1 delete
-    for k in range(warm):
-        if k % 2 == 0:
-            rows = w.new_rows(rng, 1)
-            p.insert(w.updated, rows)
-            last.update((r, 1) for r in rows)
+
+    def update(kind: str, b: int) -> None:
+        """Insert b new rows into the updated relation, or delete b present ones."""
+        nonlocal present
+        if kind == "insert":
+            rows = w.new_rows(rng, b)
         else:
-            rows, present = present[:1], present[1:]
-            p.delete(w.updated, rows)
-            last.update((r, -1) for r in rows)
+            rows, present = present[:b], present[b:]
+        (p.insert if kind == "insert" else p.delete)(w.updated, rows)
+        last.update((r, 1 if kind == "insert" else -1) for r in rows)
+
+    for k in range(warm):
+        update("insert" if k % 2 == 0 else "delete", 1)
         p.commit()
     if warm:
         print(f"  {warm} untimed 1-row epochs", flush=True)
@@ -120,14 +124,7 @@ def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int
         for kind in ("insert", "delete"):
             runs = []
             for _ in range(repeat):
-                if kind == "insert":
-                    rows = w.new_rows(rng, b)
-                    p.insert(w.updated, rows)
-                    last.update((r, 1) for r in rows)
-                else:
-                    rows, present = present[:b], present[b:]
-                    p.delete(w.updated, rows)
-                    last.update((r, -1) for r in rows)
+                update(kind, b)
                 runs.append(epoch(p))
             m = median_of(runs)
             m.update(batch=b, kind=kind)

@@ -260,8 +260,7 @@ class Engine:
             small, rows = {}, 0
             for name, t in traces.items():
                 bound = t.new_rows()
-                if (t.cur_batches or t.rebuilt is not None) \
-                        and rows + bound <= self.config.driver_rows:
+                if t.new_batches() and rows + bound <= self.config.driver_rows:
                     small[name] = t.stored_plan()
                     rows += bound
             frames = materialize_many(small, expect_large=False, config=self.config)

@@ -347,14 +347,13 @@ def json_lines(schema: T.StructType, rows: list[tuple]) -> str:
 def json_frame(spark, schema: T.StructType, text: str) -> DataFrame:
     """JSON lines (one object per row, of `schema`) as a local relation: parsed on the JVM.
     No text is no rows (not one row of nulls)."""
-    jvm = spark._jvm
+    jvm, jspark = spark._jvm, spark._jsparkSession
     if not text:
-        jspark = spark._jsparkSession
         return DataFrame(jspark.createDataFrame(jvm.java.util.ArrayList(),
                                                 jspark.parseDataType(schema.json())), spark)
     jlines = jvm.java.util.regex.Pattern.compile("\n").splitAsStream(text).toList()
-    lines = DataFrame(spark._jsparkSession.createDataset(
-        jlines, jvm.org.apache.spark.sql.Encoders.STRING()).toDF(), spark)
+    lines = DataFrame(jspark.createDataset(jlines, jvm.org.apache.spark.sql.Encoders.STRING())
+                      .toDF(), spark)
     parsed = F.from_json("value", schema, {"allowNonNumericNumbers": "true"})
     return lines.select(parsed.alias("r")).select(*[F.col(f"r.{f.name}").alias(f.name)
                                                     for f in schema.fields])
