@@ -57,3 +57,45 @@ def test_plans_do_not_grow_with_iterations_or_epochs(spark, plan_sizes):
     assert p.relation("Reach").count() == n + 13
     early, late = plan_sizes[:len(plan_sizes) // 3], plan_sizes[-len(plan_sizes) // 3:]
     assert max(late) <= 1.5 * max(early), (early, late)
+
+
+def _nested_rows(spark, parts: int):
+    """Rows of nested values, NaN, -0.0 and nulls, made on the JVM in `parts` partitions."""
+    from pyspark.sql import functions as F
+
+    k = F.col("id")
+    return spark.range(0, 40, 1, parts).select(
+        k.alias("a"),
+        F.when(k % 3 == 0, None).otherwise(F.concat(F.lit("s"), k.cast("string"))).alias("b"),
+        F.array(k.cast("double"), F.lit(float("nan")), F.lit(None).cast("double")).alias("c"),
+        F.create_map(F.lit("k"), F.lit(-0.0)).alias("d"),
+        F.when(k % 4 == 0, None).otherwise(F.struct(k.alias("x"), (k / 7).alias("y"))).alias("e"))
+
+
+def test_a_checkpoint_leaf_reads_the_rows_spark_made_without_their_lineage_or_estimate(spark):
+    """checkpoint_leaf keeps the rows as Spark made them: the leaf's RDD is the checkpointed
+    one itself (a leaf over `javaRDD`'s Rows read them through a conversion of each row, an
+    RDD of its own above the checkpoint). The values come back exactly; the leaf's size
+    estimate is Spark's default, not the cut plan's; its partitions are at most the
+    session's shuffle partitions, merged without a shuffle."""
+    limit = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    src = _nested_rows(spark, limit)
+    leaf = physical.checkpoint_leaf(src)
+    assert sorted(map(repr, leaf.collect())) == sorted(map(repr, src.collect()))
+    rdd = leaf._jdf.logicalPlan().rdd()
+    assert rdd.isCheckpointed()  # written by the action above, and read as it is
+    assert rdd.getNumPartitions() == limit
+    default = (1 << 63) - 1  # spark.sql.defaultSizeInBytes
+    assert _estimate(src) != default
+    assert _estimate(leaf) == default
+
+    wide = src.union(_nested_rows(spark, limit + 3))
+    cut = physical.checkpoint_leaf(wide)
+    assert sorted(map(repr, cut.collect())) == sorted(map(repr, wide.collect()))
+    merged = cut._jdf.logicalPlan().rdd()
+    assert merged.getNumPartitions() == limit
+    assert "Exchange" not in cut._jdf.queryExecution().executedPlan().toString()
+
+
+def _estimate(df) -> int:
+    return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
