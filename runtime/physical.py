@@ -383,7 +383,8 @@ def checkpoint_leaf(df: DataFrame) -> DataFrame:
     of the plan it cuts, Catalyst multiplies estimates through joins, and fixpoints join data
     derived from earlier checkpoints with each other, so the estimates' exponents compound
     until optimising a plan takes minutes (measured: epoch 7 of a 4-node transitive closure
-    took 400 s). A leaf made from the checkpointed RDD starts from the default estimate every time.
+    took 400 s). A leaf made from the checkpointed RDD starts from the default estimate every
+    time.
 
     With a checkpoint directory set (on a cluster: runtime/spark.reliable_checkpoints), the
     checkpoint is a reliable one, written there: a local checkpoint lives on an executor and

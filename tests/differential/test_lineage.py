@@ -2,8 +2,10 @@
 number of fixpoint iterations, nor with the number of epochs.
 
 Every delta is cut from its lineage by `runtime.physical.checkpoint_leaf` (large) or
-`runtime.physical.local_relation` (small); this test records the size of each plan handed to them and checks that the late ones are no larger than the early ones (up to a constant
-factor), on a chain whose reachability needs one iteration per edge, then over many epochs."""
+`runtime.physical.local_relation` (small); this test records the size of each plan handed to
+them and checks that the late ones are no larger than the early ones (up to a constant
+factor), on a chain whose reachability needs one iteration per edge, then over many epochs.
+A second test checks what checkpoint_leaf's leaf holds."""
 from __future__ import annotations
 
 import pytest
@@ -98,4 +100,5 @@ def test_a_checkpoint_leaf_reads_the_rows_spark_made_without_their_lineage_or_es
 
 
 def _estimate(df) -> int:
-    return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    """Catalyst's size estimate of `df`'s plan, in bytes."""
+    return int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
