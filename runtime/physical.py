@@ -376,8 +376,8 @@ def checkpoint_leaf(df: DataFrame) -> DataFrame:
     The rows are Spark's own (`Dataset.localCheckpoint`'s RDD, which copies each row the plan
     yields), kept as they are: a leaf of them reads them with a plain projection. A leaf
     over the Rows of `javaRDD` instead converts every row it reads back from a Java object,
-    interpreted in small actions: over a 1M-row pack, finding 10 rows took 2.2-2.8 s that
-    way and 0.4-0.6 s this way, checkpointing it 2.2-6.6 s and 1.1-1.3 s.
+    interpreted in small actions: over a 1M-row pack, finding 10 rows took 2.2-6.0 s that
+    way and 0.4-0.9 s this way, checkpointing it 2.2-6.6 s and 1.1-1.3 s.
 
     The leaf is not the Dataset that `localCheckpoint` returns: that keeps the size estimate
     of the plan it cuts, Catalyst multiplies estimates through joins, and fixpoints join data
