@@ -108,9 +108,10 @@ def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int
         nonlocal present
         if kind == "insert":
             rows = w.new_rows(rng, b)
+            p.insert(w.updated, rows)
         else:
             rows, present = present[:b], present[b:]
-        (p.insert if kind == "insert" else p.delete)(w.updated, rows)
+            p.delete(w.updated, rows)
         last.update((r, 1 if kind == "insert" else -1) for r in rows)
 
     for k in range(warm):
