@@ -409,16 +409,38 @@ def checkpoint_leaf(df: DataFrame) -> DataFrame:
                      spark)
 
 
-def arrange(df: DataFrame, keys: list[str], config: Config = DEFAULT) -> DataFrame:
+def arrange(df: DataFrame, keys: list[str], config: Config = DEFAULT) -> tuple[DataFrame, int]:
     """`df` hash-partitioned by `keys` (so a join by them does not shuffle it again), sorted by
     them within each partition and cached in small column batches (so a literal lookup of a
-    few keys skips every batch whose key range holds none of them): an arrangement. Built
-    once, by a job of its own."""
+    few keys skips every batch whose key range holds none of them): an arrangement, and its
+    row count. Built once, by a job of its own. A `df` already hash-partitioned by `keys`
+    into config.arrange_partitions (by `partitioned_by`, under an aggregate by columns that
+    include them) is not shuffled again: Spark drops a repartition its input already meets."""
     # one job: without adaptive execution, which would run the shuffle as a job of its own
     batch = {"spark.sql.inMemoryColumnarStorage.batchSize": str(config.arrange_batch_rows),
              "spark.sql.adaptive.enabled": "false"}
     with spark_settings(df.sparkSession, batch):
-        out = (df.repartition(config.arrange_partitions, *keys)
-               .sortWithinPartitions(*keys).cache())
-        out.count()  # build the cache now, with the batch size set above
-    return out
+        out = partitioned_by(df, keys, config).sortWithinPartitions(*keys).cache()
+        rows = out.count()  # build the cache now, with the batch size set above
+    return out, rows
+
+
+def partitioned_by(df: DataFrame, keys: list[str], config: Config = DEFAULT) -> DataFrame:
+    """`df` hash-partitioned by `keys` as arrangements are (config.arrange_partitions)."""
+    return df.repartition(config.arrange_partitions, *keys)
+
+
+def estimated_rows(df: DataFrame) -> int | None:
+    """Spark's estimate of `df`'s rows, without running it: the optimiser's row count when it
+    has one, else the plan's estimated size over a row's default size (a file source's size
+    on disk, a cached DataFrame's size in memory). None when Spark knows nothing (a plan over
+    a Python RDD, or rows given to `createDataFrame`: its default size)."""
+    spark = df.sparkSession
+    stats = df._jdf.queryExecution().optimizedPlan().stats()
+    count = stats.rowCount()
+    if count.isDefined():
+        return int(str(count.get()))
+    size = int(str(stats.sizeInBytes()))
+    if size >= spark._jsparkSession.sessionState().conf().defaultSizeInBytes():
+        return None
+    return size // max(1, df._jdf.schema().defaultSize())

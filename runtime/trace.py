@@ -188,7 +188,7 @@ class Trace:
         (_release)."""
         if (self.arrange_by and not b.arranged and b.rows > self.config.arrange_rows
                 and self.config.arrangements):
-            b.df = arrange(b.df, list(self.arrange_by), self.config)
+            b.df = arrange(b.df, list(self.arrange_by), self.config)[0]
             b.arranged = True
         return b.df
 
@@ -212,6 +212,21 @@ class Trace:
                 if all(b.values is not None for b in old):
                     merged.values = [r for b in old for r in b.values]
                 self.cur_batches.insert(0, merged)
+
+    def record_arranged(self, i: int, df: DataFrame) -> int:
+        """This epoch's double delta at iteration i, a plan whose rows come already
+        partitioned by the trace's arrangement (a large first load: Engine.effective_change),
+        recorded arranged by the job that counts it; returns its rows. Recorded as `record`
+        does, it would be checkpointed now and arranged at its first read: two shuffles of
+        the same rows. A delta of at most config.local_rows rows becomes a local relation
+        instead, as `record` would keep it."""
+        out, rows = arrange(df.withColumn(ITER, F.lit(i)), list(self.arrange_by), self.config)
+        if rows > self.config.local_rows:
+            self.cur_batches.append(Batch(out, i, i, rows, arranged=True))
+            return rows
+        self.record(i, materialize(out.drop(ITER), config=self.config))
+        out.unpersist()
+        return rows
 
     def replace_lazy(self, df: DataFrame | None) -> None:
         """This epoch's batches, all plans (recorded lazily), replaced by one plan `df`
