@@ -197,12 +197,11 @@ class Engine:
             with counter.counting("inputs") as counted:
                 arranged = {rel: keys for rel, ups in updates.items()
                             if (keys := self.arranged_at_once(rel, ups)) is not None}
-                plans = {rel: self.effective_change(rel, ups, arranged.get(rel))
-                         for rel, ups in updates.items()}
-                for rel in arranged:
-                    plan = plans.pop(rel)
-                    if plan is not None:
-                        stats.rows_in += self.traces[rel].record_arranged(0, plan)
+                for rel, keys in arranged.items():
+                    stats.rows_in += self.traces[rel].record_arranged(
+                        0, self.effective_change(rel, updates[rel], keys))
+                plans = {rel: self.effective_change(rel, ups) for rel, ups in updates.items()
+                         if rel not in arranged}
                 plans.update(self.time_changes(updates))
                 if self.epoch == 0 and UNIT in self.traces:
                     plans[UNIT] = self.spark.range(1).select(

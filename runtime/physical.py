@@ -435,12 +435,11 @@ def estimated_rows(df: DataFrame) -> int | None:
     has one, else the plan's estimated size over a row's default size (a file source's size
     on disk, a cached DataFrame's size in memory). None when Spark knows nothing (a plan over
     a Python RDD, or rows given to `createDataFrame`: its default size)."""
-    spark = df.sparkSession
     stats = df._jdf.queryExecution().optimizedPlan().stats()
     count = stats.rowCount()
     if count.isDefined():
-        return int(str(count.get()))
-    size = int(str(stats.sizeInBytes()))
-    if size >= spark._jsparkSession.sessionState().conf().defaultSizeInBytes():
+        return int(count.get())
+    size = int(stats.sizeInBytes())
+    if size >= df.sparkSession._jsparkSession.sessionState().conf().defaultSizeInBytes():
         return None
     return size // max(1, df._jdf.schema().defaultSize())
