@@ -273,6 +273,9 @@ class Engine:
         if persist is None:
             traces = self.all_traces()
             plans = {name: t.fold_plan() for name, t in traces.items()}
+            # a large fold of an arranged trace is arranged by a job of its own (Trace._merge)
+            plans = {name: None if plan is not None and traces[name].folds_arranged() else plan
+                     for name, plan in plans.items()}
             rows = sum(t.new_rows() for name, t in traces.items() if plans[name] is not None)
             # a large estimate may be larger still (a small one that was not is moved to
             # the executors by materialize_many)

@@ -2,7 +2,8 @@
 keys) keep exactly the rows whose key is one of the values, for every kind of literal key:
 strings SQL text cannot carry as they are, integers at and beyond a long's range, booleans,
 null; under either way Spark may read string escapes. The arrangements lookups read: one
-read by one task, and a large first load arranged by the job that makes its set."""
+read by one task, a large first load arranged by the job that makes its set, and a large fold
+arranged by the job that merges it."""
 from __future__ import annotations
 
 import random
@@ -160,3 +161,35 @@ def test_a_large_first_load_is_arranged_by_the_job_that_makes_its_set(spark):
     u.commit()
     b, at_once = edge_batch(u)
     assert b.arranged and not at_once and b.rows == 30  # arranged when the fixpoint read it
+
+
+def test_a_large_fold_is_arranged_by_the_job_that_merges_it(spark):
+    """At the epoch's end, the new batches of a trace read by key are merged into one; when
+    that batch is larger than config.arrange_rows, the job that merges it also arranges it
+    (Trace._merge): the rows are partitioned by the key before the merge's aggregate, so one
+    shuffle does both, where a checkpoint now and an arrangement at the first read took two.
+    Later epochs read the arranged batch, and merge into it, and still agree with the
+    oracle."""
+    import os
+
+    from ddlog.api import Program
+    from runtime.config import Config
+    from tests.differential.harness import Differential
+    from tests.differential.test_engine_programs import WORKLOADS
+    from tests.support import PROGRAMS, seed_for
+
+    # above 10 rows a batch is arranged; above 4 it stays on the executors
+    config = Config(arrange_rows=10, local_rows=4, recompute_ratio=float("inf"))
+    p = Program.load(os.path.join(PROGRAMS, "tc.dl"), spark, config=config)
+    d = Differential(p, "tc, folds arranged", seed_for("fold-arranged"))
+    # a chain of 8 nodes: 28 paths, found over 7 iterations (several batches to merge)
+    d.step([("insert", "Edge", (k, k + 1)) for k in range(7)])
+    path = p.engine.traces["Path"]
+    assert path.arrange_by is not None
+    [b] = path.batches
+    plan = b.df._jdf.queryExecution().executedPlan().toString()
+    # arranged by the merge itself, before anything read it: the merge's aggregate is in
+    # the arrangement's cached plan, above its only shuffle
+    assert b.arranged and b.rows == 28
+    assert "HashAggregate" in plan and plan.count("Exchange hashpartitioning") == 1
+    d.run(WORKLOADS["tc"], epochs=4)
