@@ -269,13 +269,12 @@ class Engine:
 
     def end_epoch(self, persist: Persist | None) -> None:
         """past += cur for every trace. Without durable state, the traces' folds (those with
-        several batches this epoch) are materialised together, by one Spark action."""
+        several batches this epoch) are materialised together, by one Spark action; a large
+        fold of a trace whose reads arrange it is arranged by a job of its own (Trace._merge,
+        which its end_epoch runs)."""
         if persist is None:
             traces = self.all_traces()
             plans = {name: t.fold_plan() for name, t in traces.items()}
-            # a large fold of an arranged trace is arranged by a job of its own (Trace._merge)
-            plans = {name: None if plan is not None and traces[name].folds_arranged() else plan
-                     for name, plan in plans.items()}
             rows = sum(t.new_rows() for name, t in traces.items() if plans[name] is not None)
             # a large estimate may be larger still (a small one that was not is moved to
             # the executors by materialize_many)

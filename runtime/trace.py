@@ -196,12 +196,6 @@ class Trace:
         return (self.arrange_by is not None and self.config.arrangements
                 and rows > self.config.arrange_rows)
 
-    def folds_arranged(self) -> bool:
-        """Whether the epoch's fold (when fold_plan has one to make) is arranged by the job
-        that merges the batches (`_merge`), instead of being materialised with the other
-        traces' folds in one action: it is large, and reads would arrange it anyway."""
-        return self._arranges(self.new_rows())
-
     # -- writing -------------------------------------------------------------------------
 
     def record(self, i: int, frame: Frame | None, lazy: bool = False,
@@ -267,18 +261,18 @@ class Trace:
                arranged: bool = True) -> Batch | None:
         """The batches merged into one, materialised (by `persist` in durable mode: a merge
         of at most config.driver_rows rows is materialised first, so that `persist` is given
-        its rows, not a plan to run). Without durable state, a large merge of a trace that
-        reads arrange (`arranged`: its past, or this epoch's batches of an `arrange_cur`
-        trace) is arranged by the job that merges it: partitioned by the key before its
+        its rows, not a plan to run). Without durable state, a large merge of a trace whose
+        reads arrange its batches (`arranged`: its past, or this epoch's batches of an
+        `arrange_cur` trace) is arranged by the job that merges it: partitioned by the key before its
         aggregate, which then needs no shuffle of its own, and sorted and cached, where a
         checkpoint now and an arrangement at the first read took two shuffles of the same
         rows (reachability over 1M edges: the first 1-edge epoch after a run from scratch
         arranged the reachable set and the join's trace, 1.2 s of its 2.3 s)."""
         if persist is None and arranged and self._arranges(_rows_bound(batches)):
             union = union_all([b.df for b in batches])
-            keys = list(self.arrange_by or ())
             merged = self._arranged_batch(consolidate(
-                partitioned_by(union, keys, self.config), self.columns + [ITER]))
+                partitioned_by(union, list(self.arrange_by), self.config),
+                self.columns + [ITER]))
             if merged is not None:
                 merged.lo, merged.hi = min(b.lo for b in batches), max(b.hi for b in batches)
             return merged
@@ -315,18 +309,17 @@ class Trace:
         materialises every trace's with one action and hands each back to `end_epoch`.
         A small trace is kept as one batch, past and cur merged (the epoch's end replaces the
         past by it, as after a rebuild): reading it then is one small leaf, not a union per
-        epoch whose plans grow with every join over it."""
+        epoch whose plans grow with every join over it. None when there is nothing to merge,
+        or when `end_epoch` merges the batches by a job of its own: a large fold of a trace
+        whose reads arrange it is arranged by the job that merges it (`_merge`)."""
         if (self.rebuilt is None and self.cur_batches
                 and len(self.batches) + len(self.cur_batches) > 1
                 and self.past_rows() + self.cur_rows(0, INF) <= self.config.local_rows):
             self.rebuilt = self.batches + self.cur_batches
-        if self.rebuilt is not None:
-            if len(self.rebuilt) > 1 or any(b.lazy for b in self.rebuilt):
-                return self._merge_plan(self.rebuilt)
+        batches = self.new_batches()
+        if len(batches) < 2 and not any(b.lazy for b in batches):
             return None
-        if len(self.cur_batches) > 1 or any(b.lazy for b in self.cur_batches):
-            return self._merge_plan(self.cur_batches)
-        return None
+        return None if self._arranges(_rows_bound(batches)) else self._merge_plan(batches)
 
     def new_batches(self) -> list[Batch]:
         """What the epoch's end makes of this trace's batches: a rebuilt trace's new content,

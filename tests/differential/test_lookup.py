@@ -188,8 +188,9 @@ def test_a_large_fold_is_arranged_by_the_job_that_merges_it(spark):
     assert path.arrange_by is not None
     [b] = path.batches
     plan = b.df._jdf.queryExecution().executedPlan().toString()
-    # arranged by the merge itself, before anything read it: the merge's aggregate is in
-    # the arrangement's cached plan, above its only shuffle
+    # arranged by the merge itself, not by a read (the step's check against the oracle
+    # reads Path, which would arrange a checkpointed batch: a plan without the aggregate):
+    # the merge's aggregate is in the arrangement's cached plan, above its only shuffle
     assert b.arranged and b.rows == 28
     assert "HashAggregate" in plan and plan.count("Exchange hashpartitioning") == 1
     d.run(WORKLOADS["tc"], epochs=4)
