@@ -212,6 +212,7 @@ class Trace:
             # keep plans small in long fixpoints: fold the older iterations into one batch
             old, self.cur_batches = self.cur_batches[:-2], self.cur_batches[-2:]
             merged = self._merge(old, arranged=self.arrange_cur)
+            _release(old)  # the caches of those arranged by reads, or by an earlier merge
             if merged is not None:
                 if all(b.values is not None for b in old):
                     merged.values = [r for b in old for r in b.values]

@@ -2,8 +2,8 @@
 keys) keep exactly the rows whose key is one of the values, for every kind of literal key:
 strings SQL text cannot carry as they are, integers at and beyond a long's range, booleans,
 null; under either way Spark may read string escapes. The arrangements lookups read: one
-read by one task, a large first load arranged by the job that makes its set, and a large fold
-arranged by the job that merges it."""
+read by one task, a large first load arranged by the job that makes its set, a large fold
+arranged by the job that merges it, and no arrangement left cached once its batch is merged."""
 from __future__ import annotations
 
 import random
@@ -194,3 +194,47 @@ def test_a_large_fold_is_arranged_by_the_job_that_merges_it(spark):
     assert b.arranged and b.rows == 28
     assert "HashAggregate" in plan and plan.count("Exchange hashpartitioning") == 1
     d.run(WORKLOADS["tc"], epochs=4)
+
+
+def test_no_arrangement_stays_cached_after_its_batch_is_merged(spark, monkeypatch):
+    """Every arrangement the engine caches (physical.arrange, through its traces) is released
+    once its batch is merged into another or dropped: in long fixpoints, a relation that a
+    later recursive stratum imports (its batches of the epoch are arranged when read) merges
+    its older iterations' batches every few iterations, and those caches would otherwise
+    stay in memory for the session. The results agree with the oracle."""
+    import runtime.trace
+    from ddlog.api import Program
+    from runtime.config import Config
+    from tests.differential.harness import Differential
+    from tests.support import seed_for
+
+    made = []
+
+    def arrange(df, keys, config):
+        out, rows = arrange_(df, keys, config)
+        made.append(out)
+        return out, rows
+
+    arrange_ = runtime.trace.arrange
+    monkeypatch.setattr(runtime.trace, "arrange", arrange)
+    program = """
+        input relation Edge(src: bigint, dst: bigint)
+        relation Path(src: bigint, dst: bigint)
+        Path(x, y) :- Edge(x, y).
+        Path(x, z) :- Path(x, y), Edge(y, z).
+        output relation Far(src: bigint, dst: bigint)
+        Far(x, y) :- Path(x, y).
+        Far(x, z) :- Far(x, y), Path(y, z).
+    """
+    # batches above 3 rows arranged, above 2 on the executors; merged past 2 an epoch
+    config = Config(arrange_rows=3, local_rows=2, max_cur_batches=2,
+                    recompute_ratio=float("inf"))
+    p = Program.load(program, spark, config=config)
+    d = Differential(p, "arrangements released", seed_for("arrangements-released"))
+    d.step([("insert", "Edge", (k, k + 1)) for k in range(12)])  # 11 iterations of Path
+    d.step([("delete", "Edge", (5, 6)), ("insert", "Edge", (12, 0))])
+    traces = p.engine.all_traces().values()
+    live = {id(b.df) for t in traces for b in [*t.batches, *t.cur_batches]}
+    assert len(made) > len(live)  # merged batches had been arranged
+    kept = [df for df in made if id(df) not in live and df.storageLevel.useMemory]
+    assert not kept, f"{len(kept)} of {len(made)} arrangements still cached"
