@@ -173,15 +173,14 @@ class Engine:
         two (reach over 1M edges: the set's job 1.1 s, the arrangement's 1.4 s)."""
         t = self.traces[rel]
         keys = t.arrange_by
-        if (keys is None or not self.config.arrangements or t.batches or t.cur_batches
-                or self.compiled.relations[rel].weighted
+        if (keys is None or t.batches or t.cur_batches or self.compiled.relations[rel].weighted
                 or not set(keys) <= set(self.columns(rel))):
             return None
         rows = 0
         for u in updates:
             n = len(u.rows) if u.rows is not None else estimated_rows(u.df)
             rows += n or 0
-        return keys if rows > self.config.arrange_rows else None
+        return keys if t.arranges(rows) else None
 
     # -- epochs ----------------------------------------------------------------------------
 

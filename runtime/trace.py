@@ -186,12 +186,12 @@ class Trace:
         change), so that a join by the key does not shuffle it and a lookup of a few keys
         reads a few of its cached column batches. Merging batches releases their caches
         (_release)."""
-        if not b.arranged and self._arranges(b.rows):
+        if not b.arranged and self.arranges(b.rows):
             b.df = arrange(b.df, list(self.arrange_by), self.config)[0]
             b.arranged = True
         return b.df
 
-    def _arranges(self, rows: int) -> bool:
+    def arranges(self, rows: int) -> bool:
         """Whether a batch of `rows` rows is kept arranged (reads arrange it first)."""
         return (self.arrange_by is not None and self.config.arrangements
                 and rows > self.config.arrange_rows)
@@ -225,23 +225,22 @@ class Trace:
         does, it would be checkpointed now and arranged at its first read: two shuffles of
         the same rows. A delta of at most config.local_rows rows becomes a local relation
         instead, as `record` would keep it."""
-        batch = self._arranged_batch(df.withColumn(ITER, F.lit(i)))
+        batch = self._arranged_batch(df.withColumn(ITER, F.lit(i)), i, i)
         if batch is not None:
-            batch.lo = batch.hi = i
             self.cur_batches.append(batch)
         return 0 if batch is None else batch.rows
 
-    def _arranged_batch(self, df: DataFrame) -> Batch | None:
-        """`df` (columns + _i + _w, partitioned by the arrangement's key or not) arranged by
-        one job that counts it; a result of at most config.local_rows rows becomes a local
-        relation instead (a second, small action), as materialising it would make it. Its
-        iterations are left for the caller to fill in."""
+    def _arranged_batch(self, df: DataFrame, lo: int, hi: int) -> Batch | None:
+        """`df` (columns + _i + _w of iterations lo..hi, partitioned by the arrangement's key
+        or not) arranged by one job that counts it; a result of at most config.local_rows
+        rows becomes a local relation instead (a second, small action), as materialising it
+        would make it."""
         out, rows = arrange(df, list(self.arrange_by), self.config)
         if rows > self.config.local_rows:
-            return Batch(out, 0, 0, rows, arranged=True)
+            return Batch(out, lo, hi, rows, arranged=True)
         fr = materialize(out, config=self.config)
         out.unpersist()
-        return None if fr is None else Batch(fr.df, 0, 0, fr.rows, values=fr.values)
+        return None if fr is None else Batch(fr.df, lo, hi, fr.rows, values=fr.values)
 
     def replace_lazy(self, df: DataFrame | None) -> None:
         """This epoch's batches, all plans (recorded lazily), replaced by one plan `df`
@@ -254,9 +253,15 @@ class Trace:
                   sum(b.rows for b in old), lazy=True,
                   estimated=any(b.estimated for b in old))]
 
-    def _merge_plan(self, batches: list[Batch]) -> DataFrame | None:
+    def _merge_plan(self, batches: list[Batch], by_key: bool = False) -> DataFrame | None:
+        """The batches' consolidation; `by_key`: their rows partitioned by the arrangement's
+        key first, so that the aggregate needs no shuffle of its own and an arrangement of
+        its result none either."""
+        dfs = [b.df for b in batches]
+        if by_key:
+            dfs = [partitioned_by(union_all(dfs), list(self.arrange_by), self.config)]
         # the aggregate's columns are its keys, then the weight: columns + _i + _w
-        return consolidate([b.df for b in batches], self.columns + [ITER])
+        return consolidate(dfs, self.columns + [ITER])
 
     def _merge(self, batches: list[Batch], persist: Persist | None = None,
                arranged: bool = True) -> Batch | None:
@@ -264,19 +269,14 @@ class Trace:
         of at most config.driver_rows rows is materialised first, so that `persist` is given
         its rows, not a plan to run). Without durable state, a large merge of a trace whose
         reads arrange its batches (`arranged`: its past, or this epoch's batches of an
-        `arrange_cur` trace) is arranged by the job that merges it: partitioned by the key before its
-        aggregate, which then needs no shuffle of its own, and sorted and cached, where a
-        checkpoint now and an arrangement at the first read took two shuffles of the same
-        rows (reachability over 1M edges: the first 1-edge epoch after a run from scratch
-        arranged the reachable set and the join's trace, 1.2 s of its 2.3 s)."""
-        if persist is None and arranged and self._arranges(_rows_bound(batches)):
-            union = union_all([b.df for b in batches])
-            merged = self._arranged_batch(consolidate(
-                partitioned_by(union, list(self.arrange_by), self.config),
-                self.columns + [ITER]))
-            if merged is not None:
-                merged.lo, merged.hi = min(b.lo for b in batches), max(b.hi for b in batches)
-            return merged
+        `arrange_cur` trace) is arranged by the job that merges it: partitioned by the key
+        before its aggregate, which then needs no shuffle of its own, and sorted and cached,
+        where a checkpoint now and an arrangement at the first read took two shuffles of the
+        same rows (reachability over 1M edges: the first 1-edge epoch after a run from
+        scratch arranged the reachable set and the join's trace, 1.2 s of its 2.3 s)."""
+        if persist is None and arranged and self.arranges(_rows_bound(batches)):
+            return self._arranged_batch(self._merge_plan(batches, by_key=True),
+                                        min(b.lo for b in batches), max(b.hi for b in batches))
         df = self._merge_plan(batches)
         if df is None:
             return None
@@ -320,7 +320,7 @@ class Trace:
         batches = self.new_batches()
         if len(batches) < 2 and not any(b.lazy for b in batches):
             return None
-        return None if self._arranges(_rows_bound(batches)) else self._merge_plan(batches)
+        return None if self.arranges(_rows_bound(batches)) else self._merge_plan(batches)
 
     def new_batches(self) -> list[Batch]:
         """What the epoch's end makes of this trace's batches: a rebuilt trace's new content,
