@@ -311,6 +311,16 @@ class Engine:
         for s in self.strata:
             s.abort_epoch()
 
+    def costs(self) -> dict[str, dict]:
+        """Each stratum's measurements for the cost-based fallback (StratumRuntime.costs), by
+        stratum number, for durable state to keep; strata with none are left out."""
+        out = {str(s.circuit.stratum): s.costs() for s in self.strata}
+        return {k: v for k, v in out.items() if v}
+
+    def remember_costs(self, costs: dict[str, dict]) -> None:
+        for s in self.strata:
+            s.remember_costs(costs.get(str(s.circuit.stratum), {}))
+
     def all_traces(self) -> dict[str, Trace]:
         out = {relation_trace(name): t for name, t in self.traces.items()}
         out.update({value_trace(name): t for name, t in self.values.items()})

@@ -43,8 +43,11 @@ DEFAULTS: dict[str, str] = {
 # faster with C2 (the engine from scratch over 100k edges, late in a benchmark's session:
 # 13.7 s with C1 only, 9.1 s with both). A short command's executors live as long as it does
 # (on a cluster, they start with it), so they start with C1 too: on a loopback standalone
-# cluster, `ddlog query` took 15.5-21.5 s instead of 29.3-33.5 s.
-QUICK_JIT = "-XX:TieredStopAtLevel=1"
+# cluster, `ddlog query` took 15.5-21.5 s instead of 29.3-33.5 s. Stopped at C1, the JVM
+# reserves a fifth of the code cache it reserves for both compilers (48 MB); a long command
+# filled it (a 1,000-edge `ddlog feed` over 100k edges: "CodeCache is full. Compiler has been
+# disabled", and the rest of the command interpreted), so it keeps the usual size.
+QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 
 def get_session(master: str | None = None, conf: dict[str, str] | None = None,

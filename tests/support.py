@@ -1,6 +1,7 @@
 """Small helpers every test tier shares."""
 from __future__ import annotations
 
+import json
 import os
 import zlib
 
@@ -13,3 +14,12 @@ def seed_for(name: str) -> int:
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository
 PROGRAMS = os.path.join(ROOT, "programs")
+
+
+def resealed(manifest, **fields) -> str:
+    """A runtime/state Manifest's JSON with some fields replaced and its checksum made to
+    match again: a manifest this ddlog did not write, but whose checksum holds."""
+    from runtime.state.manifest import _checksum
+
+    body = {**manifest.body(), **fields}
+    return json.dumps({**body, "checksum": _checksum(body)})

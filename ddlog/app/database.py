@@ -418,6 +418,7 @@ class Database:
             if self.manifest is not None:
                 attach(engine.all_traces(), self.manifest, self.state, self.spark)
                 engine.epoch = self.manifest.epoch
+                engine.remember_costs(self.manifest.costs)
             self._engine = engine
         return self._engine
 
@@ -538,7 +539,7 @@ class Database:
         manifest = Manifest(program_hash(self.text), self._program_file(), self._engine.epoch,
                             snapshot(self._engine.all_traces()), dict(self.inputs),
                             dict(self.outputs), stream=dict(self.stream),
-                            modules=self.module_hashes())
+                            modules=self.module_hashes(), costs=self._engine.costs())
         self.state.write_manifest(manifest)
         self.manifest = manifest
         self.state.collect_garbage(manifest)

@@ -53,6 +53,10 @@ class Manifest:
     # sha256 of its text. They are read from beside the program, outside the state, so an
     # edited module is another program and is refused like an edited program.
     modules: dict[str, str] = field(default_factory=dict)
+    # what the cost-based fallback measured, by stratum number: `scratch` (its last
+    # evaluation from scratch: seconds, rows, iterations) and `gave_up` (its last incremental
+    # run that gave up: ratio, left), each when there is one (runtime/stratum.py)
+    costs: dict[str, dict] = field(default_factory=dict)
 
     def body(self) -> dict:
         return asdict(self)
@@ -104,7 +108,35 @@ class Manifest:
                       "batch": st.int("batch")}
         modules = {k: _Reader.check_str(v, f"modules.{k}") for k, v in m.dict("modules").items()}
         return cls(m.str("program_sha256"), m.str("program_file"), m.int("epoch"), traces,
-                   inputs, outputs, float(committed), FORMAT, stream, modules)
+                   inputs, outputs, float(committed), FORMAT, stream, modules,
+                   _costs(m.dict("costs")))
+
+
+# the fields of each measurement a manifest's `costs` holds per stratum, and their kinds
+_COSTS = {"scratch": {"seconds": "number", "rows": "int", "iterations": "int"},
+          "gave_up": {"ratio": "number", "left": "int"}}
+
+
+def _costs(d: dict) -> dict[str, dict]:
+    """The manifest's `costs`, checked field by field (a state written before they were
+    kept has none)."""
+    out = {}
+    for stratum, measured in d.items():
+        where = f"costs.{stratum}"
+        if not stratum.isdigit():
+            raise ValueError(f"{where}: not a stratum number")
+        m = _Reader(measured, where)
+        out[stratum] = {}
+        for name, value in m.d.items():
+            if name not in _COSTS:
+                raise ValueError(f"{where}.{name}: not a measurement")
+            v = _Reader(value, f"{where}.{name}")
+            if set(v.d) - set(_COSTS[name]):
+                raise ValueError(f"{v.where}: unknown fields "
+                                 f"{', '.join(sorted(set(v.d) - set(_COSTS[name])))}")
+            out[stratum][name] = {key: getattr(v, kind)(key)
+                                  for key, kind in _COSTS[name].items()}
+    return out
 
 
 def _checksum(body: dict) -> str:
@@ -133,6 +165,12 @@ class _Reader:
 
     def int(self, key: str) -> int:
         return self.check_int(self._get(key), self._name(key))
+
+    def number(self, key: str) -> float:
+        v = self._get(key)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < float("inf"):
+            raise ValueError(f"{self._name(key)}: not a non-negative number")
+        return float(v)
 
     def list(self, key: str) -> list:
         v = self._get(key)

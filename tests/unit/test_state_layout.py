@@ -17,6 +17,7 @@ from ddlog.values import Record
 from runtime.io import BindingError, parse_binding, parse_spec
 from runtime.state import (BatchEntry, Manifest, StateDir, StateError, TraceEntry,
                            program_hash)
+from tests.support import resealed
 
 PROGRAM = """
 typedef Kind = Small | Big{size: bigint}
@@ -116,6 +117,33 @@ def test_program_check(tmp_path):
     st.write_program("prog A, edited by hand")
     with pytest.raises(StateError, match="does not match the hash"):
         st.read_program(m)
+
+
+def test_the_fallbacks_measurements_are_kept_and_checked(tmp_path):
+    """Manifest.costs: each stratum's last evaluation from scratch and last give-up read back
+    as written; a state written before they were kept has none; a malformed one is refused,
+    naming the field."""
+    costs = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3},
+                   "gave_up": {"ratio": 0.25, "left": 7}}}
+    m = Manifest(program_hash("p"), "/x/p.dl", 3, costs=costs)
+    assert Manifest.from_json(m.to_json()).costs == costs
+    body = m.body()
+    del body["costs"]
+    assert Manifest.from_json(resealed(Manifest(**body))).costs == {}
+    for bad, message in [
+        ({"x": {}}, "costs.x: not a stratum number"),
+        ({"2": []}, "costs.2: not a JSON object"),
+        ({"2": {"scratch": {"seconds": "1", "rows": 1, "iterations": 1}}},
+         "costs.2.scratch.seconds: not a non-negative number"),
+        ({"2": {"scratch": {"seconds": 1, "rows": 1}}}, "costs.2.scratch.iterations: missing"),
+        ({"2": {"gave_up": {"ratio": -1, "left": 1}}},
+         "costs.2.gave_up.ratio: not a non-negative number"),
+        ({"2": {"gave_up": {"ratio": 1, "left": 1, "when": 0}}},
+         "costs.2.gave_up: unknown fields when"),
+        ({"2": {"budget": {}}}, "costs.2.budget: not a measurement"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            Manifest.from_json(resealed(m, costs=bad))
 
 
 def test_one_writer_and_readers_block_garbage_collection(tmp_path):

@@ -13,7 +13,8 @@ from ddlog.app.client import Server as Client, find_server
 from ddlog.app.serve import Server, _write_private
 from ddlog.app.stream import Trigger
 from ddlog.errors import DDlogError
-from runtime.state.manifest import Manifest, _checksum
+from runtime.state.manifest import Manifest
+from tests.support import resealed
 
 
 def test_trigger_parse():
@@ -26,12 +27,6 @@ def test_trigger_parse():
             Trigger.parse(bad)
 
 
-def _manifest_text(stream: dict) -> str:
-    body = Manifest("0" * 64, "p.dl", 3).body()
-    body["stream"] = stream
-    return json.dumps({**body, "checksum": _checksum(body)})
-
-
 def test_manifest_records_the_stream_batch():
     m = Manifest("0" * 64, "p.dl", 3, stream={"sources": {"Edge": "csv:/in/e"}, "batch": 7})
     back = Manifest.from_json(m.to_json())
@@ -41,7 +36,7 @@ def test_manifest_records_the_stream_batch():
                      ({"sources": {"Edge": 3}, "batch": 1}, "stream.sources.Edge"),
                      ({"sources": {}}, "stream.batch: missing")]:
         with pytest.raises(ValueError, match=why):
-            Manifest.from_json(_manifest_text(bad))
+            Manifest.from_json(resealed(Manifest("0" * 64, "p.dl", 3), stream=bad))
 
 
 class _NoDatabase:
