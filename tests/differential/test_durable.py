@@ -135,20 +135,20 @@ def test_a_reopened_state_gives_up_and_recomputes_as_its_writer_would(spark, tmp
         finally:
             db.close()
 
-    # a chain 0 -> 1 -> ... -> 20 from root 0: the stratum's evaluation from scratch
+    # a chain 0 -> 1 -> ... -> 8 from root 0: the stratum's evaluation from scratch
     assert epoch([("insert", "Root", (0,))] +
-                 [("insert", "Edge", (k, k + 1)) for k in range(20)]) == "fresh"
+                 [("insert", "Edge", (k, k + 1)) for k in range(8)]) == "fresh"
     costs = Manifest.from_json((state / "manifest.json").read_text()).costs
-    reach, = [k for k, c in costs.items() if c["scratch"]["iterations"] > 20]  # the recursion
+    reach, = [k for k, c in costs.items() if c["scratch"]["iterations"] > 8]  # the recursion
     assert set(costs[reach]) == {"scratch"}
     # one edge, far below recompute_ratio: incremental, unless the run overruns its budget,
     # which with incremental_budget=0 it does after its first iteration
-    assert epoch([("insert", "Edge", (20, 21))], incremental_budget=0.0) == "recomputed"
+    assert epoch([("insert", "Edge", (8, 9))], incremental_budget=0.0) == "recomputed"
     assert set(Manifest.from_json((state / "manifest.json").read_text())
                .costs[reach]) == {"scratch", "gave_up"}
     # a change as large, with no time budget at all: recomputed at once, as the give-up
     # taught the process before
-    assert epoch([("insert", "Edge", (21, 22))], incremental_budget=float("inf")) \
+    assert epoch([("insert", "Edge", (9, 10))], incremental_budget=float("inf")) \
         == "recomputed"
     gave_up = Manifest.from_json((state / "manifest.json").read_text()).costs[reach]["gave_up"]
     assert gave_up["left"] == DEFAULT.recompute_memory - 1  # one of its recomputes used

@@ -1,0 +1,109 @@
+"""What a `ddlog feed` of k edges costs next to the `ddlog run` that made the state: each
+command a separate process, as a command-line user runs them, on a reachability state.
+
+    python bench/feeds.py --edges 100000 [--sizes 1,100,1000] [--repeat 2]
+
+Every feed goes into a fresh copy of the state `run` made, in turns: as stored (the manifest
+keeps what the cost-based fallback measured: each stratum's time from scratch and its last
+give-up) and with those measurements removed (as states were stored before they were kept:
+a re-opened state's incremental runs then never give up). Wall seconds of whole commands,
+the epoch's own seconds and how the recursive stratum ran, medians; run nothing else at the
+same time.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+REACH = ROOT / "programs" / "reach.dl"
+
+
+def ddlog(*args: str) -> tuple[float, str]:
+    started = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "ddlog", *args], capture_output=True, text=True,
+                       cwd=ROOT)
+    if p.returncode != 0:
+        raise SystemExit(f"ddlog {' '.join(args)} failed:\n{p.stderr}")
+    return time.perf_counter() - started, p.stdout
+
+
+def forget_costs(state: Path) -> None:
+    """The state's manifest without the fallback's measurements, its checksum made to match."""
+    from runtime.state.manifest import _checksum
+
+    path = state / "manifest.json"
+    body = json.loads(path.read_text())
+    del body["checksum"]
+    body.pop("costs", None)
+    path.write_text(json.dumps({**body, "checksum": _checksum(body)}, indent=1,
+                               sort_keys=True))
+
+
+def feed(state: Path, dat: Path) -> dict:
+    secs, out = ddlog("feed", "--state", str(state), "--format", "json", str(dat))
+    stats = json.loads(out.strip().splitlines()[-1])["stats"]
+    modes = [s["mode"] for s in stats["strata"] if s["mode"] != "unchanged"]
+    return {"wall": secs, "epoch": stats["seconds"], "jobs": stats["jobs"], "modes": modes}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--edges", type=int, default=100_000)
+    ap.add_argument("--sizes", default="1,100,1000")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    nodes = max(10, args.edges // 3)
+    work = Path(tempfile.mkdtemp(prefix="ddlog-bench-feeds-"))
+    edges = work / "edges.csv"
+    with open(edges, "w") as f:
+        f.write("src,dst\n")
+        for _ in range(args.edges):
+            f.write(f"{rng.randrange(nodes)},{rng.randrange(nodes)}\n")
+    roots = work / "roots.csv"
+    roots.write_text("node\n" + "".join(f"{rng.randrange(nodes)}\n" for _ in range(10)))
+    made = work / "made"
+    run, _ = ddlog("run", str(REACH), "--state", str(made), "--input", f"Edge=csv:{edges}",
+                   "--input", f"Root=csv:{roots}")
+    print(f"`ddlog run` over {args.edges:,} edges: {run:.1f} s", flush=True)
+    result: dict = {"edges": args.edges, "run": run, "feeds": []}
+    for size in [int(s) for s in args.sizes.split(",")]:
+        runs: dict[str, list[dict]] = {"kept": [], "forgotten": []}
+        for k in range(args.repeat):
+            dat = work / f"insert{size}-{k}.dat"
+            dat.write_text("".join(f"insert Edge({rng.randrange(nodes)},{rng.randrange(nodes)});\n"
+                                   for _ in range(size)))
+            for how in runs:
+                state = work / how
+                shutil.rmtree(state, ignore_errors=True)
+                shutil.copytree(made, state)
+                if how == "forgotten":
+                    forget_costs(state)
+                runs[how].append(feed(state, dat))
+        row = {"size": size, "runs": runs}
+        for how, got in runs.items():
+            row[how] = {key: statistics.median(r[key] for r in got)
+                        for key in ("wall", "epoch", "jobs")}
+            print(f"  {size:>5}-edge feed, measurements {how}: "
+                  f"{row[how]['wall']:.1f} s ({row[how]['wall'] / run:.2f}x `run`), epoch "
+                  f"{row[how]['epoch']:.1f} s, {row[how]['jobs']:.0f} jobs, "
+                  f"{'; '.join(','.join(r['modes']) for r in got)}", flush=True)
+        result["feeds"].append(row)
+    print(json.dumps(result, indent=1))
+    shutil.rmtree(work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
