@@ -17,24 +17,12 @@ import json
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-REACH = ROOT / "programs" / "reach.dl"
-
-
-def ddlog(*args: str) -> tuple[float, str]:
-    started = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "ddlog", *args], capture_output=True, text=True,
-                       cwd=ROOT)
-    if p.returncode != 0:
-        raise SystemExit(f"ddlog {' '.join(args)} failed:\n{p.stderr}")
-    return time.perf_counter() - started, p.stdout
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.commands import REACH, ddlog, reach_inputs  # noqa: E402
 
 
 def forget_costs(state: Path) -> None:
@@ -66,16 +54,9 @@ def main() -> int:
     rng = random.Random(args.seed)
     nodes = max(10, args.edges // 3)
     work = Path(tempfile.mkdtemp(prefix="ddlog-bench-feeds-"))
-    edges = work / "edges.csv"
-    with open(edges, "w") as f:
-        f.write("src,dst\n")
-        for _ in range(args.edges):
-            f.write(f"{rng.randrange(nodes)},{rng.randrange(nodes)}\n")
-    roots = work / "roots.csv"
-    roots.write_text("node\n" + "".join(f"{rng.randrange(nodes)}\n" for _ in range(10)))
     made = work / "made"
-    run, _ = ddlog("run", str(REACH), "--state", str(made), "--input", f"Edge=csv:{edges}",
-                   "--input", f"Root=csv:{roots}")
+    run, _ = ddlog("run", str(REACH), "--state", str(made),
+                   *reach_inputs(work, args.edges, nodes, rng))
     print(f"`ddlog run` over {args.edges:,} edges: {run:.1f} s", flush=True)
     result: dict = {"edges": args.edges, "run": run, "feeds": []}
     for size in [int(s) for s in args.sizes.split(",")]:

@@ -21,17 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-REACH = ROOT / "programs" / "reach.dl"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.commands import REACH, ROOT, reach_inputs  # noqa: E402
+from bench.commands import ddlog as _ddlog  # noqa: E402
 
 
 def ddlog(*args: str) -> float:
-    started = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "ddlog", *args], capture_output=True, text=True,
-                       cwd=ROOT)
-    if p.returncode != 0:
-        raise SystemExit(f"ddlog {' '.join(args)} failed:\n{p.stderr}")
-    return time.perf_counter() - started
+    return _ddlog(*args)[0]
 
 
 # `feed` and `query` start their JVM with the quick compiler only (runtime/spark.QUICK_JIT);
@@ -73,16 +69,9 @@ def main() -> int:
     rng = random.Random(args.seed)
     nodes = max(10, args.edges // 2)
     work = Path(tempfile.mkdtemp(prefix="ddlog-bench-serve-"))
-    edges = work / "edges.csv"
-    with open(edges, "w") as f:
-        f.write("src,dst\n")
-        for _ in range(args.edges):
-            f.write(f"{rng.randrange(nodes)},{rng.randrange(nodes)}\n")
-    roots = work / "roots.csv"
-    roots.write_text("node\n" + "".join(f"{rng.randrange(nodes)}\n" for _ in range(10)))
+    inputs = reach_inputs(work, args.edges, nodes, rng)
     state = work / "state"
-    setup = ddlog("run", str(REACH), "--state", str(state), "--input", f"Edge=csv:{edges}",
-                  "--input", f"Root=csv:{roots}")
+    setup = ddlog("run", str(REACH), "--state", str(state), *inputs)
     cold, full_jit = cold_commands(state, nodes, rng, args.repeat, args.compare_jit)
     if args.compare_jit:
         # `run` itself, into fresh states, as it starts by default (the quick compiler for
@@ -91,8 +80,7 @@ def main() -> int:
         for k in range(args.repeat):
             for how, extra in (("default", ()), ("full", FULL_JIT)):
                 runs[how].append(ddlog("run", str(REACH), "--state", str(work / f"{how}{k}"),
-                                       "--input", f"Edge=csv:{edges}",
-                                       "--input", f"Root=csv:{roots}", *extra))
+                                       *inputs, *extra))
         run_jit = {how: statistics.median(t) for how, t in runs.items()}
     server = subprocess.Popen([sys.executable, "-m", "ddlog", "serve", "--state", str(state)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
