@@ -318,6 +318,7 @@ class Engine:
         return {k: v for k, v in out.items() if v}
 
     def remember_costs(self, costs: dict[str, dict]) -> None:
+        """Take back what `costs` returned (when a state is opened again)."""
         for s in self.strata:
             s.remember_costs(costs.get(str(s.circuit.stratum), {}))
 

@@ -16,10 +16,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the reposi
 PROGRAMS = os.path.join(ROOT, "programs")
 
 
-def resealed(manifest, **fields) -> str:
-    """A runtime/state Manifest's JSON with some fields replaced and its checksum made to
-    match again: a manifest this ddlog did not write, but whose checksum holds."""
+def resealed(manifest, drop: tuple[str, ...] = (), **fields) -> str:
+    """A runtime/state Manifest's JSON with some fields replaced, or dropped, and its checksum
+    made to match again: a manifest this ddlog did not write, but whose checksum holds."""
     from runtime.state.manifest import _checksum
 
-    body = {**manifest.body(), **fields}
+    body = {k: v for k, v in {**manifest.body(), **fields}.items() if k not in drop}
     return json.dumps({**body, "checksum": _checksum(body)})

@@ -112,33 +112,6 @@ class Manifest:
                    _costs(m.dict("costs")))
 
 
-# the fields of each measurement a manifest's `costs` holds per stratum, and their kinds
-_COSTS = {"scratch": {"seconds": "number", "rows": "int", "iterations": "int"},
-          "gave_up": {"ratio": "number", "left": "int"}}
-
-
-def _costs(d: dict) -> dict[str, dict]:
-    """The manifest's `costs`, checked field by field (a state written before they were
-    kept has none)."""
-    out = {}
-    for stratum, measured in d.items():
-        where = f"costs.{stratum}"
-        if not stratum.isdigit():
-            raise ValueError(f"{where}: not a stratum number")
-        m = _Reader(measured, where)
-        out[stratum] = {}
-        for name, value in m.d.items():
-            if name not in _COSTS:
-                raise ValueError(f"{where}.{name}: not a measurement")
-            v = _Reader(value, f"{where}.{name}")
-            if set(v.d) - set(_COSTS[name]):
-                raise ValueError(f"{v.where}: unknown fields "
-                                 f"{', '.join(sorted(set(v.d) - set(_COSTS[name])))}")
-            out[stratum][name] = {key: getattr(v, kind)(key)
-                                  for key, kind in _COSTS[name].items()}
-    return out
-
-
 def _checksum(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
                           .encode("utf-8")).hexdigest()
@@ -197,3 +170,28 @@ class _Reader:
         return v
 
 
+# the fields of each measurement a manifest's `costs` holds per stratum, and their kinds
+_COSTS = {"scratch": {"seconds": _Reader.number, "rows": _Reader.int,
+                      "iterations": _Reader.int},
+          "gave_up": {"ratio": _Reader.number, "left": _Reader.int}}
+
+
+def _costs(d: dict) -> dict[str, dict]:
+    """The manifest's `costs`, checked field by field (a state written before they were
+    kept has none)."""
+    out = {}
+    for stratum, measured in d.items():
+        where = f"costs.{stratum}"
+        if not stratum.isdigit():
+            raise ValueError(f"{where}: not a stratum number")
+        m = _Reader(measured, where)
+        out[stratum] = {}
+        for name, value in m.d.items():
+            if name not in _COSTS:
+                raise ValueError(f"{where}.{name}: not a measurement")
+            v = _Reader(value, f"{where}.{name}")
+            if set(v.d) - set(_COSTS[name]):
+                raise ValueError(f"{v.where}: unknown fields "
+                                 f"{', '.join(sorted(set(v.d) - set(_COSTS[name])))}")
+            out[stratum][name] = {key: read(v, key) for key, read in _COSTS[name].items()}
+    return out
