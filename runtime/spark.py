@@ -45,8 +45,8 @@ DEFAULTS: dict[str, str] = {
 # (on a cluster, they start with it), so they start with C1 too: on a loopback standalone
 # cluster, `ddlog query` took 15.5-21.5 s instead of 29.3-33.5 s. Stopped at C1, the JVM
 # reserves a fifth of the code cache it reserves for both compilers (48 MB); a long command
-# filled it (a 1,000-edge `ddlog feed` over 100k edges: "CodeCache is full. Compiler has been
-# disabled", and the rest of the command interpreted), so it keeps the usual size.
+# filled it (a 1,000-edge `ddlog feed` over 100k edges printed the JVM's "Try increasing the
+# code cache size": its compiler stops when the cache is full), so it keeps the usual size.
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 

@@ -56,6 +56,21 @@ def test_side_by_side_counts_every_thread_and_waits_for_all(spark):
     assert finished == ["slow"]
 
 
+def _commit_checked(db: Database, inputs: dict[str, set], updates: list,
+                    where: str) -> tuple[dict[str, set], dict[str, set]]:
+    """Commit `updates` to reach.dl's `db` as one transaction and check Reach and Unreachable
+    against the oracle; the inputs after them, and the oracle's values."""
+    txn = Transaction()
+    for kind, rel, row in updates:
+        getattr(txn, kind)(rel, row)
+    db.commit(txn)
+    inputs = apply_updates(inputs, updates)
+    want = evaluate(db.program, inputs)
+    for rel in ("Reach", "Unreachable"):
+        assert set(db.rows(rel)) == want[rel], f"{where}: {rel}"
+    return inputs, want
+
+
 @pytest.mark.parametrize("threads,driver_rows", [(1, None), (4, 4)],
                          ids=["one-thread-json", "four-threads-json-and-parquet"])
 def test_durable_epochs_against_the_oracle(spark, tmp_path, threads, driver_rows):
@@ -69,7 +84,6 @@ def test_durable_epochs_against_the_oracle(spark, tmp_path, threads, driver_rows
     db.config = replace(db.config, persist_threads=threads, max_past_batches=2)
     if driver_rows is not None:
         db.config = replace(db.config, driver_rows=driver_rows)
-    program = db.program
     inputs: dict[str, set] = {"Edge": set(), "Root": set()}
     updates = [("insert", "Root", (0,))]  # the first epoch's, with its edges
     try:
@@ -80,15 +94,8 @@ def test_durable_epochs_against_the_oracle(spark, tmp_path, threads, driver_rows
                     updates.append(("delete", "Edge", rng.choice(known)))
                 else:
                     updates.append(("insert", "Edge", (rng.randrange(8), rng.randrange(8))))
-            txn = Transaction()
-            for kind, rel, row in updates:
-                getattr(txn, kind)(rel, row)
-            db.commit(txn)
-            inputs = apply_updates(inputs, updates)
+            inputs, want = _commit_checked(db, inputs, updates, f"epoch {epoch + 1}")
             updates = []
-            want = evaluate(program, inputs)
-            for rel in ("Reach", "Unreachable"):
-                assert set(db.rows(rel)) == want[rel], f"epoch {epoch + 1}: {rel}"
     finally:
         db.close()
     again = Database.open(str(state))
@@ -122,14 +129,7 @@ def test_a_reopened_state_gives_up_and_recomputes_as_its_writer_would(spark, tmp
               else Database.for_program(str(REACH), str(state)))
         db.config = replace(db.config, **knobs)
         try:
-            txn = Transaction()
-            for kind, rel, row in updates:
-                getattr(txn, kind)(rel, row)
-            db.commit(txn)
-            inputs = apply_updates(inputs, updates)
-            want = evaluate(db.program, inputs)
-            for rel in ("Reach", "Unreachable"):
-                assert set(db.rows(rel)) == want[rel], f"{rel} after {updates}"
+            inputs, _ = _commit_checked(db, inputs, updates, f"after {updates}")
             mode, = [s.mode for s in db.last_commit.strata if "Reach" in s.relations]
             return mode
         finally:
