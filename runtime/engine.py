@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 from ddlog.plan.compile import CompiledProgram
 from ddlog.plan.normalize import UNIT
 from ddlog.types import RelationInfo, Update
+from runtime.catalyst import col
 from runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime, run_together
 from runtime.trace import INF, Persist, Trace
@@ -83,7 +84,7 @@ class Engine:
         if z is None:
             return self.empty(rel).drop(WEIGHT)
         return bag(z, t.columns) if self.compiled.relations[rel].weighted \
-            else z.filter(F.col(WEIGHT) > 0).select(*t.columns)
+            else z.filter(col(WEIGHT) > 0).select(*t.columns)
 
     def empty(self, rel: str) -> DataFrame:
         info = self.compiled.relations[rel]
@@ -145,21 +146,21 @@ class Engine:
             if keys is not None and len(keys) <= self.config.lookup_keys:
                 past = lookup(past, cols[0], keys, self.config.one_task_lookups)
             present = consolidate(semijoin_keys(past.drop(ITER), last.select(*cols), cols),
-                                  cols).filter(F.col(WEIGHT) > 0)
+                                  cols).filter(col(WEIGHT) > 0)
         if present is None:
-            change = last.filter(F.col("_op") > 0).select(*cols, F.lit(1).cast("long")
+            change = last.filter(col("_op") > 0).select(*cols, F.lit(1).cast("long")
                                                           .alias(WEIGHT))
             return change
         joined = union_all([
-            last.select(*cols, F.col("_op").cast("long").alias("_new"),
+            last.select(*cols, col("_op").cast("long").alias("_new"),
                         F.lit(0).cast("long").alias("_old")),
             present.select(*cols, F.lit(0).cast("long").alias("_new"),
                            F.lit(1).cast("long").alias("_old"))])
         agg = joined.groupBy(*cols).agg(F.sum("_new").alias("_new"), F.sum("_old").alias("_old"))
-        w = (F.when(F.col("_new") > 0, 1).otherwise(0) - F.col("_old")).cast("long")
+        w = (F.when(col("_new") > 0, 1).otherwise(0) - col("_old")).cast("long")
         # rows only in `present` have _new = 0: keep them as they are
-        w = F.when(F.col("_new") == 0, F.lit(0).cast("long")).otherwise(w)
-        return agg.select(*cols, w.alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
+        w = F.when(col("_new") == 0, F.lit(0).cast("long")).otherwise(w)
+        return agg.select(*cols, w.alias(WEIGHT)).filter(col(WEIGHT) != 0)
 
     def arranged_at_once(self, rel: str, updates: list[Update]) -> tuple[str, ...] | None:
         """The key by which `rel`'s change is arranged by the job that makes it, or None. So
@@ -332,8 +333,8 @@ class Engine:
 
 def bag(z: DataFrame, cols: list[str]) -> DataFrame:
     """A Z-set's records with positive weight, each repeated as many times as its weight."""
-    reps = F.explode(F.array_repeat(F.lit(0), F.col(WEIGHT).cast("int")))
-    return z.filter(F.col(WEIGHT) > 0).select(*cols, reps.alias("_rep")).select(*cols)
+    reps = F.explode(F.array_repeat(F.lit(0), col(WEIGHT).cast("int")))
+    return z.filter(col(WEIGHT) > 0).select(*cols, reps.alias("_rep")).select(*cols)
 
 
 def _together(strata: list[StratumRuntime]) -> list[list[StratumRuntime]]:
@@ -382,4 +383,4 @@ def read_value(spark: SparkSession, info: RelationInfo, manifest, state,
     z = t.summed(include_cur=False)
     if z is None:
         return local_frame(spark, relation_schema(info.column_types, weight=False), [])
-    return bag(z, cols) if info.weighted else z.filter(F.col(WEIGHT) > 0).select(*cols)
+    return bag(z, cols) if info.weighted else z.filter(col(WEIGHT) > 0).select(*cols)

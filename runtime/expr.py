@@ -18,6 +18,7 @@ from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
 from ddlog.types import (TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, TVec,
                          Type, contains_u64, is_u64)
+from runtime.catalyst import col
 from runtime.schema import spark_type, to_spark
 
 Env = dict[str, Column]
@@ -307,7 +308,7 @@ class _Compiler:
     # -- leaves ---------------------------------------------------------------------------
 
     def e_Col(self, e: ir.Col) -> Column:
-        return F.col(e.name)
+        return col(e.name)
 
     def e_Ref(self, e: ir.Ref) -> Column:
         return self.env[e.name]

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.classic.dataframe import DataFrame
 
-from runtime.catalyst import struct_leaf, union_many
+from runtime.catalyst import col, struct_leaf, union_many
 from runtime.config import DEFAULT, Config
 
 if TYPE_CHECKING:
@@ -143,8 +143,8 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     for slot, k in enumerate(keys):
         df = dfs[k]
         tag = tags.get(k)
-        g = F.col(tag).cast("long") if tag else F.lit(None).cast("long")
-        own = F.struct(*[F.col(c) for c in df.columns]).alias(f"s{col_of[slot]}")
+        g = col(tag).cast("long") if tag else F.lit(None).cast("long")
+        own = F.struct(*[col(c) for c in df.columns]).alias(f"s{col_of[slot]}")
         selects.append([F.lit(slot).alias("_t"), g.alias("_g"),
                         *[own if j == col_of[slot] else nulls[j] for j in range(len(structs))]])
     # one plan: each frame's select and one Union node over them, in order (_slot_bounds
@@ -175,7 +175,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     small = [slot for slot, n in sizes.items() if 0 < n <= config.local_rows]
     split: _Local | None = None
     if whole is None and small and sum(sizes[s] for s in small) <= config.local_rows:
-        split = _collect_local(base.filter(F.col("_t").isin(small)), columns, col_of, config,
+        split = _collect_local(base.filter(col("_t").isin(small)), columns, col_of, config,
                                {k: n for k, n in counts.items() if k[0] in small})
     for slot, k in enumerate(keys):
         per_tag = {g: n for (t, g), n in counts.items() if t == slot}
@@ -256,7 +256,7 @@ class _Local:
 def _slot_rows(pack: DataFrame, slot: int, column: str) -> DataFrame:
     """A slot's rows of a pack, read out of their struct `column` (its fields are the
     frame's columns, in its order)."""
-    return pack.filter(F.col("_t") == slot).select(f"{column}.*")
+    return pack.filter(col("_t") == slot).select(f"{column}.*")
 
 
 def _checkpoint_counted(packed: DataFrame) -> tuple[DataFrame, Counts]:
@@ -355,7 +355,7 @@ def json_frame(spark, schema: T.StructType, text: str) -> DataFrame:
     lines = DataFrame(jspark.createDataset(jlines, jvm.org.apache.spark.sql.Encoders.STRING())
                       .toDF(), spark)
     parsed = F.from_json("value", schema, {"allowNonNumericNumbers": "true"})
-    return lines.select(parsed.alias("r")).select(*[F.col(f"r.{f.name}").alias(f.name)
+    return lines.select(parsed.alias("r")).select(*[col(f"r.{f.name}").alias(f.name)
                                                     for f in schema.fields])
 
 

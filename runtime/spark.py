@@ -229,7 +229,15 @@ class _Remembering:
 
 
 class _RememberingView(_Remembering, JVMView):
-    pass
+    """Remembers a column reference by name too (catalyst.col): an unresolved name is the
+    same in every plan, and the engine names the same few columns thousands of times an
+    epoch (each a py4j round trip, and one more when py4j frees it)."""
+
+    columns: dict
+
+    def __init__(self, *args, **kwargs):
+        self.columns = {}
+        super().__init__(*args, **kwargs)
 
 
 class _RememberingPackage(_Remembering, JavaPackage):

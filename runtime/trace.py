@@ -19,6 +19,7 @@ from typing import Callable, Optional, Protocol
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from runtime.catalyst import col
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, arrange, materialize, partitioned_by
 from runtime.schema import ITER
@@ -101,7 +102,7 @@ def _select(batches: list[Batch], lo: int, hi: int, memo: Memo,
         parts = []
         for df, c in zip(dfs, cut):
             if c is not None:
-                df = df.filter((F.col(ITER) >= c[0]) & (F.col(ITER) <= c[1]))
+                df = df.filter((col(ITER) >= c[0]) & (col(ITER) <= c[1]))
             parts.append(df)
         return union_all(parts)
     return memo.get(cut, dfs, build)
@@ -475,7 +476,7 @@ class Shifted:
 
     def _shift(self, df: DataFrame | None, fn: Fn | None) -> DataFrame | None:
         return None if df is None else self.memo.get(
-            (fn,), [df], lambda: _retimed(df, F.col(ITER) + 1, fn))
+            (fn,), [df], lambda: _retimed(df, col(ITER) + 1, fn))
 
     def past(self, lo: int, hi: int, fn: Fn | None = None) -> DataFrame | None:
         """(`fn`: a linear map read through this view, applied in the same select.)"""

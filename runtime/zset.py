@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from pyspark.sql import functions as F
 
-from runtime.catalyst import aggregate_where, union_many
+from runtime.catalyst import aggregate_where, col, select, union_many
 from runtime.schema import ITER, WEIGHT
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def consolidate(df: DataFrame | list[DataFrame | None] | None, cols: list[str],
         df = [d for d in df if d is not None] or None
     if df is None:
         return None
-    weight = F.col(WEIGHT)
+    weight = col(WEIGHT)
     return aggregate_where(df, cols, F.sum(WEIGHT).alias(WEIGHT),
                            weight > 0 if positive else weight != 0)
 
@@ -44,7 +44,7 @@ def consolidate(df: DataFrame | list[DataFrame | None] | None, cols: list[str],
 def negate(df: DataFrame | None) -> DataFrame | None:
     if df is None:
         return None
-    return df.withColumn(WEIGHT, -F.col(WEIGHT))
+    return df.withColumn(WEIGHT, -col(WEIGHT))
 
 
 def drop_iter(df: DataFrame | None) -> DataFrame | None:
@@ -63,7 +63,7 @@ def keys_equal(left: list[str], right: list[str],
     cond = None
     for k, (a, b) in enumerate(zip(left, right)):
         safe = null_safe is None or null_safe[k]
-        c = F.col(a).eqNullSafe(F.col(b)) if safe else F.col(a) == F.col(b)
+        c = col(a).eqNullSafe(col(b)) if safe else col(a) == col(b)
         cond = c if cond is None else cond & c
     return cond
 
@@ -75,7 +75,7 @@ def join(a: DataFrame, b: DataFrame, a_keys: list[str], b_keys: list[str], a_out
     side's columns are renamed apart first). `small` = 'a' | 'b' hints a broadcast. An
     iteration column `_i` on either side is not kept: the last select leaves out `a`'s, and
     the renaming `b`'s."""
-    rb = b.select(*[F.col(c).alias(f"r__{c}") for c in b.columns if c != ITER])
+    rb = select(b, *[col(c).alias(f"r__{c}") for c in b.columns if c != ITER])
     if small == "a":
         a = F.broadcast(a)
     elif small == "b":
@@ -84,8 +84,8 @@ def join(a: DataFrame, b: DataFrame, a_keys: list[str], b_keys: list[str], a_out
         j = a.join(rb, keys_equal(a_keys, [f"r__{k}" for k in b_keys], null_safe), "inner")
     else:
         j = a.crossJoin(rb)
-    return j.select(*[F.col(c) for c in a_out], *[F.col(f"r__{c}").alias(c) for c in b_out],
-                    (F.col(WEIGHT) * F.col(f"r__{WEIGHT}")).alias(WEIGHT))
+    return select(j, *[col(c) for c in a_out], *[col(f"r__{c}").alias(c) for c in b_out],
+                  (col(WEIGHT) * col(f"r__{WEIGHT}")).alias(WEIGHT))
 
 
 def semijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str],
@@ -98,7 +98,7 @@ def semijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str],
     fails with "Not enough memory to build and broadcast"."""
     if not cols:
         return df
-    rk = keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols])
+    rk = select(keys_df, *[col(c).alias(f"s__{c}") for c in cols])
     if broadcast:
         rk = F.broadcast(rk)
     return df.join(rk, keys_equal(cols, [f"s__{c}" for c in cols], null_safe), "left_semi")
@@ -107,7 +107,7 @@ def semijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str],
 def antijoin_keys(df: DataFrame, keys_df: DataFrame, cols: list[str],
                   broadcast: bool = False, null_safe: list[bool] | None = None) -> DataFrame:
     """Rows of `df` whose `cols` do not occur in `keys_df` (broadcast as in semijoin_keys)."""
-    rk = keys_df.select(*[F.col(c).alias(f"s__{c}") for c in cols])
+    rk = select(keys_df, *[col(c).alias(f"s__{c}") for c in cols])
     if broadcast:
         rk = F.broadcast(rk)
     return df.join(rk, keys_equal(cols, [f"s__{c}" for c in cols], null_safe), "left_anti")

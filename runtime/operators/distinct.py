@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import Distinct
+from runtime.catalyst import col, select
 from runtime.config import DEFAULT, Config
 from runtime.operators.base import Context, Operator, Step, narrow
 from runtime.physical import Frame
@@ -78,7 +79,7 @@ class DistinctOp(Operator):
     def _settle(self, fr: Frame | None) -> Frame | None:
         tags = fr.tags if fr is not None else {}
         self.hist_rows = sum(n for k, n in tags.items() if k >= 0)
-        self.hist = fr.df.filter(F.col(ITER) >= 0) if fr is not None and self.hist_rows else None
+        self.hist = fr.df.filter(col(ITER) >= 0) if fr is not None and self.hist_rows else None
         return self._output(fr)
 
     def _output(self, fr: Frame | None) -> Frame | None:
@@ -92,7 +93,7 @@ class DistinctOp(Operator):
             return self._done(None)
         values = None if fr.values is None else [
             {c: r[c] for c in (*cols, WEIGHT)} for r in fr.values if r[ITER] == -1]
-        return self._done(Frame(fr.df.filter(F.col(ITER) == -1).select(*cols, WEIGHT), n_out,
+        return self._done(Frame(fr.df.filter(col(ITER) == -1).select(*cols, WEIGHT), n_out,
                                 local=fr.local, values=values))
 
     def _done(self, fr: Frame | None) -> Frame | None:
@@ -116,7 +117,7 @@ class DistinctOp(Operator):
         if d is None and i not in self.hist_iters:
             return None
         zero, none = F.lit(0).cast("long"), F.lit(None).cast("long")
-        it, w = F.col(ITER), F.col(WEIGHT)
+        it, w = col(ITER), col(WEIGHT)
         parts = []
         if d is not None:
             parts.append(d.select(*cols, zero.alias("w1"), zero.alias("w2"), zero.alias("w3"),
@@ -133,7 +134,7 @@ class DistinctOp(Operator):
         s = union_all(parts).groupBy(*cols).agg(
             *[F.sum(c).alias(c) for c in ("w1", "w2", "w3", "w")],
             F.min("n").alias("n"))
-        w1, w2, w3, w = (F.col(c) for c in ("w1", "w2", "w3", "w"))
+        w1, w2, w3, w = (col(c) for c in ("w1", "w2", "w3", "w"))
         out = (_pos(w1 + w2 + w3 + w) - _pos(w1 + w2) - _pos(w1 + w3) + _pos(w1)).cast("long")
         kept = w3 + w != 0
         # each row yields its output (tagged -1), its summary (-2) and its next past
@@ -141,17 +142,17 @@ class DistinctOp(Operator):
         both = s.select(*cols, F.explode(F.array(
             F.struct(F.lit(-1).cast("long").alias(ITER), out.alias(WEIGHT)),
             F.struct(F.lit(-2).cast("long").alias(ITER), (w3 + w).alias(WEIGHT)),
-            F.struct(F.when(kept, F.col("n")).alias(ITER), zero.alias(WEIGHT)))).alias("e"))
+            F.struct(F.when(kept, col("n")).alias(ITER), zero.alias(WEIGHT)))).alias("e"))
         both = both.select(*cols, "e.*").filter(
-            (F.col(ITER) >= 0) | ((F.col(ITER) < 0) & (F.col(WEIGHT) != 0)))
-        return Step(both.filter(F.col(ITER) == -1).select(*cols, WEIGHT),
+            (col(ITER) >= 0) | ((col(ITER) < 0) & (col(WEIGHT) != 0)))
+        return Step(both.filter(col(ITER) == -1).select(*cols, WEIGHT),
                     v.cur_rows(i, i) + self.summary_rows + 1, df=both, tag=ITER,
                     settle=self._scan_settle)
 
     def _scan_settle(self, fr: Frame | None) -> Frame | None:
         tags = fr.tags if fr is not None else {}
         self.summary_rows = tags.get(-2, 0)
-        self.summary = (fr.df.filter(F.col(ITER) == -2).select(*self.cols, WEIGHT)
+        self.summary = (fr.df.filter(col(ITER) == -2).select(*self.cols, WEIGHT)
                         if fr is not None and self.summary_rows else None)
         return self._output(fr)
 
@@ -185,27 +186,27 @@ class DistinctOp(Operator):
         parts = []
         if d is not None:
             parts.append(d.select(*cols, zero.alias("w1"), zero.alias("w2"), zero.alias("w3"),
-                                  F.col(WEIGHT).alias("w")))
+                                  col(WEIGHT).alias("w")))
         if hist is not None:
             parts.append(hist.select(
-                *cols, F.when(F.col(ITER) < i, F.col(WEIGHT)).otherwise(0).alias("w1"),
-                F.when(F.col(ITER) == i, F.col(WEIGHT)).otherwise(0).alias("w2"),
+                *cols, F.when(col(ITER) < i, col(WEIGHT)).otherwise(0).alias("w1"),
+                F.when(col(ITER) == i, col(WEIGHT)).otherwise(0).alias("w2"),
                 zero.alias("w3"), zero.alias("w")))
         prev = v.cur(0, i - 1) if i > 0 else None
         if prev is not None:
             if v.cur_rows(i, i) <= self.config.broadcast_rows:
                 # candidates: rows of d, and touched rows with a past entry at i
-                cand = union_all([keys_d, hist.filter(F.col(ITER) == i).select(*cols)
+                cand = union_all([keys_d, hist.filter(col(ITER) == i).select(*cols)
                                   if hist is not None else None])
                 small = self._hint(v.cur_rows(i, i) + self.hist_rows)
                 prev = semijoin_keys(prev, cand, cols, small, self.null_safe)
             parts.append(prev.select(*cols, zero.alias("w1"), zero.alias("w2"),
-                                     F.col(WEIGHT).alias("w3"), zero.alias("w")))
+                                     col(WEIGHT).alias("w3"), zero.alias("w")))
         s = union_all(parts).groupBy(*cols).agg(*[F.sum(c).alias(c)
                                                   for c in ("w1", "w2", "w3", "w")])
-        w1, w2, w3, w = (F.col(c) for c in ("w1", "w2", "w3", "w"))
+        w1, w2, w3, w = (col(c) for c in ("w1", "w2", "w3", "w"))
         out = _pos(w1 + w2 + w3 + w) - _pos(w1 + w2) - _pos(w1 + w3) + _pos(w1)
-        return s.select(*cols, out.cast("long").alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
+        return s.select(*cols, out.cast("long").alias(WEIGHT)).filter(col(WEIGHT) != 0)
 
     def _fresh_delta(self, i: int) -> DataFrame | None:
         """Semi-naive: with no past and positive weights, w1 = w2 = 0 and w3 > 0 exactly for
@@ -232,7 +233,7 @@ class DistinctOp(Operator):
         if d is None:
             return None
         zero = F.lit(0).cast("long")
-        parts = [d.select(*cols, zero.alias("w2"), F.col(WEIGHT).alias("w"))]
+        parts = [select(d, *cols, zero.alias("w2"), col(WEIGHT).alias("w"))]
         keys = v.cur_keys(0, 0, cols[0]) if cols else None
         past = drop_iter(v.past(0, 0))
         if past is not None:
@@ -246,10 +247,10 @@ class DistinctOp(Operator):
                 past = narrow(past, cols[0], keys, self.config, rows)
             elif v.cur_rows(0, 0) <= self.config.broadcast_rows:
                 past = semijoin_keys(past, d.select(*cols), cols, True, self.null_safe)
-            parts.append(past.select(*cols, F.col(WEIGHT).alias("w2"), zero.alias("w")))
+            parts.append(select(past, *cols, col(WEIGHT).alias("w2"), zero.alias("w")))
         s = union_all(parts).groupBy(*cols).agg(F.sum("w2").alias("w2"), F.sum("w").alias("w"))
-        out = _pos(F.col("w2") + F.col("w")) - _pos(F.col("w2"))
-        return s.select(*cols, out.cast("long").alias(WEIGHT)).filter(F.col(WEIGHT) != 0)
+        out = _pos(col("w2") + col("w")) - _pos(col("w2"))
+        return s.select(*cols, out.cast("long").alias(WEIGHT)).filter(col(WEIGHT) != 0)
 
     def horizon(self, i: int) -> list:
         later = [k for k in self.hist_iters if k > i]

@@ -12,6 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import GroupBy
+from runtime.catalyst import col
 from runtime.config import DEFAULT, Config
 from runtime.expr import compile_expr, sort
 from runtime.operators.base import Context, Operator, Step, narrow
@@ -40,8 +41,8 @@ class GroupByOp(Operator):
 
     def _key(self) -> Column:
         if len(self.keys) == 1:
-            return F.col(self.keys[0])
-        return F.struct(*[F.col(k).alias(f"_{n}") for n, k in enumerate(self.keys)])
+            return col(self.keys[0])
+        return F.struct(*[col(k).alias(f"_{n}") for n, k in enumerate(self.keys)])
 
     def _groups(self, z: DataFrame | None, sign: int) -> DataFrame | None:
         if z is None:
@@ -49,12 +50,12 @@ class GroupByOp(Operator):
         rows = consolidate(z, self.in_cols, positive=True)  # summed over iterations too
         items = F.collect_list("__e")
         if self.counted:  # each valuation once per unit of its multiplicity
-            items = F.flatten(F.collect_list(F.array_repeat("__e", F.col(WEIGHT).cast("int"))))
+            items = F.flatten(F.collect_list(F.array_repeat("__e", col(WEIGHT).cast("int"))))
         g = (rows.select(*self.keys, self.elem.alias("__e"), WEIGHT)
              .groupBy(*self.keys).agg(sort(items, self.elem_type).alias("__items"))
              .filter(F.size("__items") > 0))  # no keys: a global group of nothing is no group
         return g.select(*self.keys,
-                        F.struct(self._key().alias("key"), F.col("__items").alias("items"))
+                        F.struct(self._key().alias("key"), col("__items").alias("items"))
                         .alias(self.column),
                         F.lit(sign).cast("long").alias(WEIGHT))
 

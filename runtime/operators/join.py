@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import AntiJoin, Join
+from runtime.catalyst import col
 from runtime.config import DEFAULT, Config
 from runtime.operators.base import Context, Operator, Probe, Step, narrow
 from runtime.physical import Frame
@@ -168,7 +169,7 @@ class JoinOp(Operator):
         # a key column of x paired twice (a repeated variable) is matched on its first pair:
         # a superset of the meetings, which only costs an iteration that finds nothing
         pairs = dict(reversed(list(zip(xk, yk))))
-        keys = y.cur(lo, hi).select(*[F.col(c).alias(k) for k, c in pairs.items()])
+        keys = y.cur(lo, hi).select(*[col(c).alias(k) for k, c in pairs.items()])
         null_safe = [self.null_safe[xk.index(k)] for k in pairs] if self.null_safe else None
         return (semijoin_keys(later, keys, list(pairs), small, null_safe)
                 .select(ITER).distinct())

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import FlatMap, Negate, Node, Select
 from ddlog.plan.exprs import Col
+from runtime.catalyst import col, select
 from runtime.expr import compile_expr
 from runtime.schema import ITER, WEIGHT
 from runtime.trace import Fn
@@ -33,7 +34,7 @@ def select_fn(node: Select) -> Fn:
     def fn(df: DataFrame, it: Column | None = None) -> DataFrame:
         for f in filters:
             df = df.filter(f)
-        return df.select(*outputs, *_extra(df, it))
+        return select(df, *outputs, *_extra(df, it))
     return fn
 
 
@@ -51,7 +52,7 @@ def negate_fn(node: Negate) -> Fn:
     def fn(df: DataFrame, it: Column | None = None) -> DataFrame:
         # the columns stay where they are, as re-timing and negating one after the other
         # would leave them
-        return df.withColumns({WEIGHT: -F.col(WEIGHT), **({ITER: it} if it is not None else {})})
+        return df.withColumns({WEIGHT: -col(WEIGHT), **({ITER: it} if it is not None else {})})
     return fn
 
 

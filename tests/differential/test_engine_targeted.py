@@ -641,13 +641,14 @@ def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
     """runtime/catalyst builds some plans as one Catalyst node, analysed once: a union of
     many frames (by position, or by name over frames whose columns come in other orders; the
     frames' rows stay in their order, which the packs rely on) and an aggregate under a
-    filter. Each gives what PySpark's own operators give, over random Z-sets, and a sum over
-    no keys gives a global total (and no row when it is zero or there is nothing)."""
+    filter; and a select whose columns reach the JVM in fewer round trips. Each gives what
+    PySpark's own operators give, over random Z-sets, and a sum over no keys gives a global
+    total (and no row when it is zero or there is nothing)."""
     import random
 
     from pyspark.sql import functions as F
 
-    from runtime.catalyst import aggregate_where, union_many
+    from runtime.catalyst import aggregate_where, col, select, union_many
     from runtime.zset import consolidate
 
     rng = random.Random(seed_for("catalyst-nodes"))
@@ -696,6 +697,17 @@ def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
         (k, (x[0], x[1]), x[2]) for k in range(3) for x in rows[k]]
     one = union_many(frames[:1], columns=[[F.col("c1"), (F.col("_w") * 2).alias("w2")]])
     assert one.collect() == frames[0].select("c1", (F.col("_w") * 2).alias("w2")).collect()
+
+    # a select whose columns go to the JVM ten at a time (by name, remembered, or as Columns):
+    # the same plan as PySpark's, of fewer columns than ten, or of more
+    wide = [*["c1", "c0", "_w"] * 4, F.col("c0").alias("k")]
+    for cols in (["c1", (F.col("_w") * 2).alias("w2")], wide):
+        ours = select(frames[2], *cols)
+        api = frames[2].select(*cols)
+        assert ours._jdf.queryExecution().analyzed().sameResult(
+            api._jdf.queryExecution().analyzed())
+        assert ours.columns == api.columns and ours.collect() == api.collect()
+    assert col("c0") is col("c0")
 
 
 def test_a_linear_map_read_through_a_retiming_view_is_the_two_steps(spark):
