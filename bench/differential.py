@@ -32,7 +32,8 @@ sys.path.insert(0, ROOT)
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("programs", nargs="+", help="programs of programs/, e.g. tc groups")
+    ap.add_argument("programs", nargs="+",
+                    help="programs of programs/ (e.g. tc groups), or targeted:NAME")
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=1,
                     help="run the programs this many times over, in the same session (the "
@@ -64,9 +65,10 @@ def main() -> int:
     for name in [n for _ in range(args.rounds) for n in args.programs]:
         trips.clear()
         if name.startswith("targeted:"):  # as test_targeted_against_oracle runs it
-            text, workload = TARGETED[name.split(":", 1)[1]]
+            short = name.removeprefix("targeted:")
+            text, workload = TARGETED[short]
             p = Program.load(text, spark, config=harness.INCREMENTAL)
-            seed = seed_for(f"targeted/{name.split(':', 1)[1]}")
+            seed = seed_for(f"targeted/{short}")
         else:
             p = Program.load(os.path.join(PROGRAMS, f"{name}.dl"), spark,
                              config=harness.INCREMENTAL)
