@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pyspark import SparkContext
 from pyspark.sql import Column
+from pyspark.sql import functions as F
 from pyspark.sql.classic.dataframe import DataFrame
 
 if TYPE_CHECKING:
@@ -103,9 +105,6 @@ def _logical(spark):
 
 def col(name: str) -> Column:
     """`F.col(name)`, made once per JVM when the session's JVM view remembers (runtime.spark)."""
-    from pyspark import SparkContext
-    from pyspark.sql import functions as F
-
     made = getattr(SparkContext._jvm, "columns", None)
     if made is None:
         return F.col(name)
