@@ -34,7 +34,7 @@ from ddlog.errors import EvaluationError
 from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import,
                                 Join, Negate, Output, Select, Union_)
 from runtime.config import DEFAULT, Config
-from runtime.operators import Context, Operator, build_operator
+from runtime.operators import Context, Operator, Probe, build_operator
 from runtime.operators.linear import column_sources, linear_fn
 from runtime.physical import Frame, driver_sized, materialize_many
 from runtime.schema import ITER
@@ -512,13 +512,23 @@ class StratumRuntime:
             carried += [nid for nid in ops if nid in inline]
             steps = {nid: st for nid in ops
                      if nid not in inline and (st := self.ops[nid].step(i)) is not None}
+            # outputs their operators hold already (rows fetched ahead): recorded without an
+            # action; their probes, like the inlined operators', wait for the next one
+            held = [nid for nid, st in steps.items() if st.frame is not None]
+            for nid in held:
+                frame = steps.pop(nid).frame
+                self.out_traces[nid].record(i, frame)
+                sizes.append(frame.rows)
+                total += frame.rows
+                moved = moved or nid in feedback
+            carried += held
             # A relation fed by a linear node (a group relation: the head select over its
             # GroupBy) has no operator recording its trace: its delta is materialised here.
             fed = {rel: df.drop(ITER) for rel in rels
                    if (df := self.views[self.circuit.delays[rel]].cur(i, i)) is not None}
             if not steps and not fed:
                 continue  # nothing changes in this wave: no action (and no probes)
-            asked = [*carried, *(nid for nid in ops if nid not in inline)]
+            asked = [*carried, *(nid for nid in ops if nid not in inline and nid not in held)]
             carried = []
             probes = {("probe", nid, k): p for nid in asked
                       for k, p in enumerate(self.ops[nid].probes(i))}
@@ -550,13 +560,33 @@ class StratumRuntime:
 
     def _horizon(self, i: int) -> int | None:
         """The next iteration after a quiescent i where this epoch's changes meet `past`
-        entries (None: there is none): the operators' queries, run as one Spark action."""
+        entries (None: there is none): the operators' queries and probes, run as one Spark
+        action. A probe here is counted per iteration (its tag): those are meetings."""
         known: list[int] = []
-        queries = []
+        queries: list[DataFrame] = []
+        probes: list[Probe] = []
         for op in self.ops.values():
             for h in op.horizon(i):
-                (queries if isinstance(h, DataFrame) else known).append(h)
-        if queries:
+                if isinstance(h, Probe):
+                    probes.append(h)
+                else:
+                    (queries if isinstance(h, DataFrame) else known).append(h)
+        if probes:
+            plans = {("q", k): q for k, q in enumerate(queries)}
+            plans.update({("p", k): p.df for k, p in enumerate(probes)})
+            tags = {("p", k): p.tag for k, p in enumerate(probes) if p.tag}
+            large = self.large or sum(p.est for p in probes) > self.config.local_rows
+            frames = materialize_many(plans, tags, expect_large=large, config=self.config)
+            for k, p in enumerate(probes):
+                fr = frames[("p", k)]
+                p.answer(fr)
+                known += [j for j, n in (fr.tags or {}).items() if n] if fr is not None else []
+            for k in range(len(queries)):
+                if (fr := frames[("q", k)]) is not None:
+                    rows = fr.values if fr.values is not None else \
+                        [r.asDict() for r in fr.df.collect()]
+                    known += [h for r in rows if (h := next(iter(r.values()))) is not None]
+        elif queries:
             with driver_sized(queries[0].sparkSession, self.config):
                 known += [r[0] for r in union_all(queries).collect() if r[0] is not None]
         return min(known) if known else None

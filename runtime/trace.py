@@ -467,6 +467,7 @@ class Flat:
         return {0} if self.base.past_iters() else set()
 
 
+
 @dataclass
 class Shifted:
     """The feedback edge z⁻¹: the value at iteration i is the base's at i-1."""
@@ -572,3 +573,15 @@ class Summed:
         for p in self.parts:
             out |= p.past_iters()
         return out
+
+
+def at_zero(view: TraceView) -> bool:
+    """Whether a view changes at iteration 0 only: a relation imported through δ₀, or linear
+    maps and sums of such. Its change in an epoch is whole once iteration 0 is."""
+    if isinstance(view, Flat):
+        return True
+    if isinstance(view, Mapped):
+        return at_zero(view.base)
+    if isinstance(view, Summed):
+        return all(at_zero(p) for p in view.parts)
+    return False

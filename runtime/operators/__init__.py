@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ddlog.plan.circuit import AntiJoin, Distinct, GroupBy, Join, Node
 from runtime.operators.antijoin import AntiJoinOp
-from runtime.operators.base import Context, Operator, Step
+from runtime.operators.base import Context, Operator, Probe, Step
 from runtime.operators.distinct import DistinctOp
 from runtime.operators.groupby import GroupByOp
 from runtime.operators.join import JoinOp
@@ -26,4 +26,4 @@ def build_operator(node: Node, ctx: Context) -> Operator:
     return OPERATORS[type(node)].build(node, ctx)
 
 
-__all__ = ["OPERATORS", "Context", "Operator", "Step", "build_operator"]
+__all__ = ["OPERATORS", "Context", "Operator", "Probe", "Step", "build_operator"]

@@ -33,13 +33,15 @@ class Step:
     `out` is the operator's output delta as a plan; `est` estimates its rows.
     `df` is what gets materialised (the output itself, unless the operator stores more with
     it, counted per value of column `tag`); `settle` turns the materialised frame into the
-    output delta and updates the operator's state."""
+    output delta and updates the operator's state. `frame`: the output is materialised
+    already (rows the operator fetched earlier): the stratum records it without an action."""
 
     out: "DataFrame"
     est: int
     df: "DataFrame | None" = None
     tag: str | None = None
     settle: Callable[[Frame | None], Frame | None] | None = None
+    frame: Frame | None = None
 
     @property
     def materialised(self) -> "DataFrame":
@@ -49,11 +51,15 @@ class Step:
 @dataclass
 class Probe:
     """A question an operator asks alongside a wave (materialised in the same Spark action,
-    so it costs no job of its own): `df` is a small plan, `answer` receives its frame (with
-    its rows in Python, when they are few enough to have been read)."""
+    so it costs no job of its own) or with the horizon's queries: `df` is a small plan,
+    `answer` receives its frame (with its rows in Python, when they are few enough to have
+    been read; counted per value of column `tag`, when one is named); `est` estimates its
+    rows."""
 
     df: "DataFrame"
     answer: Callable[[Frame | None], None]
+    tag: str | None = None
+    est: int = 1
 
 
 @dataclass
@@ -124,9 +130,10 @@ class Operator:
         """Questions to ask alongside this operator's step at iteration i (see Probe)."""
         return []
 
-    def horizon(self, i: int) -> "list[int | DataFrame]":
+    def horizon(self, i: int) -> "list[int | DataFrame | Probe]":
         """After a quiescent iteration i: the next iterations where this epoch's changes meet
-        the past, as numbers or as one-row queries the stratum runs together."""
+        the past, as numbers, as one-row queries, or as probes whose frame is counted per
+        iteration (`tag`): the stratum runs the queries and probes together, in one action."""
         return []
 
     def end_epoch(self) -> None:

@@ -14,6 +14,10 @@ whose sides the driver knows to be empty are skipped, never run.
 
 `horizon(i)`: when the stratum is quiescent after iteration i, the next iteration j > i at which
 this join can still produce something: `past_a[j] ⋈ cur_b[0..i]` or `past_b[j] ⋈ cur_a[0..i]`.
+When that side's change sits at iteration 0 only (b imported through δ₀, as reachability's edges
+are), those rows are the whole term `past_a[j] ⋈ cur_b[0..j]` of every later step(j): the
+horizon fetches the rows themselves, ahead, and step(j) reads them instead of looking the past
+up again.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from runtime.config import DEFAULT, Config
 from runtime.operators.base import Context, Operator, Probe, Step, narrow
 from runtime.physical import Frame
 from runtime.schema import ITER, WEIGHT
-from runtime.trace import INF, TraceView
+from runtime.trace import INF, TraceView, at_zero
 from runtime.zset import join, semijoin_keys, union_all
 
 
@@ -49,6 +53,13 @@ class JoinOp(Operator):
         self.ready = ready
         self.meets: set[int] = set()  # iterations j where probed changes meet the past
         self.probed = [-1, -1]  # per direction: cur[0..probed] of y is in `meets`
+        # per direction: whether y changes at iteration 0 only, so that what it meets in x's
+        # past at every later iteration can be fetched at once (_ahead)
+        self.y_at_zero = (at_zero(b), at_zero(a))
+        # per direction, once fetched: (after, frame) = past_x[j] ⋈ cur_y for every
+        # j > after, each row at its j (None: there is none)
+        self.ahead: dict[int, tuple[int, Frame | None]] = {}
+        self.held: dict[tuple[int, int], Frame] = {}  # (direction, i) -> its rows at i
 
     @classmethod
     def build(cls, node: Join, ctx: Context) -> "JoinOp":
@@ -94,6 +105,10 @@ class JoinOp(Operator):
         out = self.delta(i)
         if out is None:
             return None
+        held = [f for d in (0, 1) if (f := self.held.get((d, i))) is not None]
+        if held and out is held[0].df:
+            # the whole delta is rows fetched ahead (the other terms are empty): no action
+            return Step(out, held[0].rows, frame=held[0])
         # a guess for broadcast decisions: the changed sides' sizes
         return Step(out, self.a.cur_rows(i, i) + self.b.cur_rows(i, i) + 1)
 
@@ -108,12 +123,14 @@ class JoinOp(Operator):
             union_all([self._term("a", a.cur(i, i), i, i, b_past_le, b.past_rows(0, i)),
                        self._term("a", a.cur(i, i), i, i, b.cur(0, i), b.cur_rows(0, i))]),
             # cur_a[0..i-1] ⋈ (past_b + cur_b)[i]
-            union_all([self._term("a", a.cur(0, i - 1), 0, i - 1,
+            union_all([self._fetched(1, i) if self._has_fetched(1, i) else
+                       self._term("a", a.cur(0, i - 1), 0, i - 1,
                                   b.past(i, i) if i in b_iters else None, b.past_rows(i, i)),
                        self._term("a", a.cur(0, i - 1), 0, i - 1, b.cur(i, i),
                                   b.cur_rows(i, i))])
             if i > 0 else None,
             # past_a[i] ⋈ cur_b[0..i]
+            self._fetched(0, i) if self._has_fetched(0, i) else
             self._term("b", b.cur(0, i), 0, i, a.past(i, i) if i in a_iters else None,
                        a.past_rows(i, i)),
             # past_a[0..i-1] ⋈ cur_b[i]
@@ -200,21 +217,70 @@ class JoinOp(Operator):
     def horizon(self, i: int) -> list[int | DataFrame]:
         """After a quiescent iteration i: the next iteration where this epoch's changes meet
         x's past. What the probes found is known; changes not probed yet are asked by
-        queries (one row, one column: the iteration or null) that the stratum runs
-        together in one Spark action."""
-        out: list[int | DataFrame] = [j for j in self.meets if j > i]
+        queries (one row, one column: the iteration or null), or fetched with their rows
+        (_ahead), which the stratum runs together in one Spark action."""
+        out: list[int | DataFrame | Probe] = [j for j in self.meets if j > i]
         for d, (x, y, _, _) in enumerate(self.dirs):
             lo = self.probed[d] + 1
             if lo > i or not any(k > i for k in x.past_iters()) or y.cur_rows(lo, i) == 0:
+                continue
+            if lo == 0 and self.y_at_zero[d] and (p := self._ahead(d, i)) is not None:
+                out.append(p)
                 continue
             q = self._meet(d, lo, i, after=i)
             if q is not None:
                 out.append(q.agg(F.min(ITER).alias("h")))
         return out
 
+    def _ahead(self, d: int, after: int) -> Probe | None:
+        """y's change (at iteration 0 only, none of it probed yet) joined with x's past at
+        every iteration j > `after`, each row at its j, in a-b order: the term
+        past_x[j] ⋈ cur_y[0..j] of every later step(j). The horizon's action fetches it, a
+        lookup by y's keys as the query of the iterations alone would be, and its
+        iterations are the meetings. None when the past is large and y's keys are not known
+        or too many (the horizon's query scans then; these rows could be many)."""
+        x, y, _, _ = self.dirs[d]
+        rows = x.past_rows(after + 1, INF)
+        keys = self._keys(y, 0, 0)
+        if rows > self.config.narrow_rows and (keys is None
+                                               or len(keys) > self.config.lookup_keys):
+            return None
+        # y's rows sit at iteration 0 and x's at j > 0: each pair lands at j
+        df = self._whole_term("b" if d == 0 else "a", y.cur(0, 0), x.past(after + 1, INF),
+                              rows)
+        if df is None:
+            return None
+        return Probe(df, partial(self._fetch, d, after), tag=ITER, est=y.cur_rows(0, 0) + 1)
+
+    def _fetch(self, d: int, after: int, frame: Frame | None) -> None:
+        self.ahead[d] = (after, frame)
+        if frame is not None:
+            self.meets |= {j for j, n in (frame.tags or {}).items() if n}
+        self.probed[d] = after
+
+    def _has_fetched(self, d: int, i: int) -> bool:
+        """Whether direction d's term at iteration i was fetched ahead (see _ahead)."""
+        return d in self.ahead and i > self.ahead[d][0]
+
+    def _fetched(self, d: int, i: int) -> DataFrame | None:
+        """Direction d's term at iteration i, from the rows fetched ahead (a frame of its
+        own, `held`, with its rows in Python when the fetched frame had them)."""
+        frame = self.ahead[d][1]
+        rows = (frame.tags or {}).get(i) if frame is not None else None
+        if not rows:
+            return None
+        if (d, i) not in self.held:
+            values = None if frame.values is None else [
+                {c: v for c, v in r.items() if c != ITER} for r in frame.values if r[ITER] == i]
+            self.held[(d, i)] = Frame(frame.df.filter(col(ITER) == i).drop(ITER), rows,
+                                      local=frame.local, values=values)
+        return self.held[(d, i)].df
+
     def end_epoch(self) -> None:
         self.meets = set()
         self.probed = [-1, -1]
+        self.ahead = {}
+        self.held = {}
 
 
 def join_ready(node: Join | AntiJoin, ctx: Context) -> tuple[bool, bool]:
