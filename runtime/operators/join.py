@@ -107,7 +107,8 @@ class JoinOp(Operator):
             return None
         held = [f for d in (0, 1) if (f := self.held.get((d, i))) is not None]
         if held and out is held[0].df:
-            # the whole delta is rows fetched ahead (the other terms are empty): no action
+            # the whole delta is rows fetched ahead: delta gives the fetched frame itself
+            # when its other terms are empty (a union of one frame is that frame)
             return Step(out, held[0].rows, frame=held[0])
         # a guess for broadcast decisions: the changed sides' sizes
         return Step(out, self.a.cur_rows(i, i) + self.b.cur_rows(i, i) + 1)
@@ -214,7 +215,7 @@ class JoinOp(Operator):
             self.meets |= {r[ITER] for r in frame.values}
             self.probed[d] = hi
 
-    def horizon(self, i: int) -> list[int | DataFrame]:
+    def horizon(self, i: int) -> list[int | DataFrame | Probe]:
         """After a quiescent iteration i: the next iteration where this epoch's changes meet
         x's past. What the probes found is known; changes not probed yet are asked by
         queries (one row, one column: the iteration or null), or fetched with their rows
