@@ -241,7 +241,6 @@ def test_no_arrangement_stays_cached_after_its_batch_is_merged(spark, monkeypatc
     assert not kept, f"{len(kept)} of {len(made)} arrangements still cached"
 
 
-
 def test_what_an_imported_change_meets_later_is_fetched_by_the_horizon(spark, monkeypatch):
     """An edge inserted or deleted down a reachability chain meets Reach's past only at a
     later iteration: iteration 0 is quiescent, and the horizon's action fetches, by key, the
