@@ -532,11 +532,14 @@ class StratumRuntime:
             carried = []
             probes = {("probe", nid, k): p for nid in asked
                       for k, p in enumerate(self.ops[nid].probes(i))}
+            probe_plans, probe_tags, probe_rows = _asked(probes)
             plans = {("op", nid): st.materialised for nid, st in steps.items()}
             plans.update({("rel", rel): df for rel, df in fed.items()})
-            plans.update({key: p.df for key, p in probes.items()})
+            plans.update(probe_plans)
             tags = {("op", nid): st.tag for nid, st in steps.items() if st.tag}
-            large = self.large or sum(st.est for st in steps.values()) > self.config.local_rows
+            tags.update(probe_tags)
+            est = sum(st.est for st in steps.values()) + probe_rows
+            large = self.large or est > self.config.local_rows
             frames = yield Request(plans, tags, large)
             for key, p in probes.items():
                 p.answer(frames[key])
@@ -572,10 +575,9 @@ class StratumRuntime:
                 else:
                     (queries if isinstance(h, DataFrame) else known).append(h)
         if probes:
-            plans = {("q", k): q for k, q in enumerate(queries)}
-            plans.update({("p", k): p.df for k, p in enumerate(probes)})
-            tags = {("p", k): p.tag for k, p in enumerate(probes) if p.tag}
-            large = self.large or sum(p.est for p in probes) > self.config.local_rows
+            plans, tags, est = _asked({("p", k): p for k, p in enumerate(probes)})
+            plans.update({("q", k): q for k, q in enumerate(queries)})
+            large = self.large or est > self.config.local_rows
             frames = materialize_many(plans, tags, expect_large=large, config=self.config)
             for k, p in enumerate(probes):
                 fr = frames[("p", k)]
@@ -611,6 +613,13 @@ class StratumRuntime:
             t.abort_epoch()
         for op in self.ops.values():
             op.abort_epoch()
+
+
+def _asked(probes: dict[Hashable, Probe]) -> tuple[dict, dict, int]:
+    """What probes add to an action: their plans, their tags and their estimated rows."""
+    return ({k: p.df for k, p in probes.items()},
+            {k: p.tag for k, p in probes.items() if p.tag},
+            sum(p.est for p in probes.values()))
 
 
 def _rebuilt_change(old: Trace, new: Trace) -> DataFrame | None:
