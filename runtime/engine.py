@@ -134,6 +134,12 @@ class Engine:
         cols = self.columns(rel)
         seq = union_all([u.df.select(*cols, F.lit(u.sign).alias("_op"), F.lit(k).alias("_seq"))
                          for k, u in enumerate(updates)])
+        # A few rows given in Python: each step below runs in one partition, so that its
+        # small action is one stage (an aggregate over one partition shuffles nothing)
+        few = keys is None and all(u.rows is not None for u in updates) and \
+            sum(len(u.rows) for u in updates) <= self.config.local_rows
+        if few:
+            seq = seq.coalesce(1)
         if keys is not None:
             seq = partitioned_by(seq, list(keys), self.config)
         last = seq.groupBy(*cols).agg(F.max_by("_op", "_seq").alias("_op"))
@@ -144,9 +150,13 @@ class Engine:
         else:
             keys = _first_keys(updates) if cols else None
             if keys is not None and len(keys) <= self.config.lookup_keys:
-                past = lookup(past, cols[0], keys, self.config.one_task_lookups)
-            present = consolidate(semijoin_keys(past.drop(ITER), last.select(*cols), cols),
-                                  cols).filter(col(WEIGHT) > 0)
+                # the stored rows of the updates' first values: the ones no update names
+                # come out of the sum below with a weight of 0, and a semi-join with the
+                # updates would only add a shuffle
+                present = lookup(past, cols[0], keys, self.config.one_task_lookups)
+            else:
+                present = semijoin_keys(past, last.select(*cols), cols)
+            present = consolidate(present.drop(ITER), cols).filter(col(WEIGHT) > 0)
         if present is None:
             change = last.filter(col("_op") > 0).select(*cols, F.lit(1).cast("long")
                                                           .alias(WEIGHT))
@@ -156,6 +166,8 @@ class Engine:
                         F.lit(0).cast("long").alias("_old")),
             present.select(*cols, F.lit(0).cast("long").alias("_new"),
                            F.lit(1).cast("long").alias("_old"))])
+        if few:
+            joined = joined.coalesce(1)
         agg = joined.groupBy(*cols).agg(F.sum("_new").alias("_new"), F.sum("_old").alias("_old"))
         w = (F.when(col("_new") > 0, 1).otherwise(0) - col("_old")).cast("long")
         # rows only in `present` have _new = 0: keep them as they are

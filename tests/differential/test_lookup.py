@@ -4,7 +4,8 @@ strings SQL text cannot carry as they are, integers at and beyond a long's range
 null; under either way Spark may read string escapes. The arrangements lookups read: one
 read by one task, a large first load arranged by the job that makes its set, a large fold
 arranged by the job that merges it, and no arrangement left cached once its batch is merged.
-What an imported change meets in the past at later iterations, fetched by key ahead."""
+What an imported change meets in the past at later iterations, fetched by key ahead. A
+change of a few rows given in Python made in one stage."""
 from __future__ import annotations
 
 import random
@@ -99,6 +100,40 @@ def test_a_one_task_lookup_meets_a_small_action_s_local_relation_in_one_partitio
             assert got == [v for v in range(10_000) if v % 1000 in (3, 999)]
     finally:
         df.unpersist()
+
+
+def test_a_change_of_a_few_rows_given_in_python_is_made_in_one_stage(spark):
+    """The effective change of updates given as Python rows (a `feed`, the API's insert and
+    delete) reads the stored relation by their keys and runs each step in one partition:
+    its small action shuffles nothing (it ran four stages). The change is the set change the
+    updates make: a row inserted that was absent, a row deleted that was present, and
+    nothing for a row inserted that was there or a row inserted and deleted again."""
+    from ddlog.api import Program
+    from ddlog.types import Update
+    from runtime.physical import driver_sized
+
+    p = Program.load(CHAIN_TEXT, spark)
+    p.insert("Edge", [(k, k + 1) for k in range(20)])
+    p.insert("Root", [(0,)])
+    p.commit()
+    ins, dels = [(3, 4), (30, 31), (40, 41)], [(5, 6), (40, 41), (50, 51)]
+    updates = [Update(sign, spark.createDataFrame(rows, "c0 long, c1 long"), rows)
+               for sign, rows in ((1, ins), (-1, dels))]
+    change = p.engine.effective_change("Edge", updates)
+    with driver_sized(spark):
+        plan = change._jdf.queryExecution().executedPlan().toString()
+        got = sorted(tuple(r) for r in change.collect())
+    assert "Exchange" not in plan, plan
+    assert got == [(5, 6, -1), (30, 31, 1)]
+
+
+CHAIN_TEXT = """
+input relation Edge(src: bigint, dst: bigint)
+input relation Root(node: bigint)
+output relation Reach(node: bigint)
+Reach(r) :- Root(r).
+Reach(y) :- Reach(x), Edge(x, y).
+"""
 
 
 def test_a_large_first_load_is_arranged_by_the_job_that_makes_its_set(spark):
