@@ -28,8 +28,8 @@ from runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime, run_together
 from runtime.trace import INF, Persist, Trace
 from runtime.config import DEFAULT, Config
-from runtime.physical import (Frame, estimated_rows, local_frame, materialize_many,
-                              partitioned_by)
+from runtime.physical import (Frame, estimated_rows, held_many, local_frame,
+                              materialize_many, partitioned_by)
 from runtime.spark import is_local, side_by_side
 from runtime.stats import EpochStats, JobCounter
 from runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
@@ -281,28 +281,31 @@ class Engine:
 
     def end_epoch(self, persist: Persist | None) -> None:
         """past += cur for every trace. Without durable state, the traces' folds (those with
-        several batches this epoch) are materialised together, by one Spark action; a large
+        several batches this epoch) are materialised together, by one Spark action, but
+        those whose rows the driver holds, which it merges itself (Trace.fold_rows); a large
         fold of a trace whose reads arrange it is arranged by a job of its own (Trace._merge,
         which its end_epoch runs)."""
         if persist is None:
             traces = self.all_traces()
-            plans = {name: t.fold_plan() for name, t in traces.items()}
-            rows = sum(t.new_rows() for name, t in traces.items() if plans[name] is not None)
+            plans = {name: p for name, t in traces.items() if (p := t.fold_plan()) is not None}
+            folded = set(plans)
+            frames, plans = self._driver_folds(traces, plans)
+            rows = sum(traces[name].new_rows() for name in plans)
             # a large estimate may be larger still (a small one that was not is moved to
             # the executors by materialize_many)
-            guessed = any(b.estimated for t in traces.values()
-                          for b in [*t.cur_batches, *(t.rebuilt or [])])
+            guessed = any(b.estimated for name in plans
+                          for b in [*traces[name].cur_batches, *(traces[name].rebuilt or [])])
             large = (None if guessed else True) if rows > self.config.local_rows else False
-            frames = materialize_many(plans, expect_large=large, config=self.config)
+            frames.update(materialize_many(plans, expect_large=large, config=self.config))
             for name, t in traces.items():
-                t.end_epoch(None, [frames[name]] if plans[name] is not None else None)
+                t.end_epoch(None, [frames[name]] if name in folded else None)
         else:
             # The small new batches (config.driver_rows together, by their counts or the
             # operators' estimates) are materialised by one action, which brings their rows to
-            # the driver: `persist` writes them without a Spark job. Each larger one (and any
-            # merge of a spine) is written by a Spark job of its own, most of whose time over
-            # small batches is the driver's (planning, scheduling, committing the files): the
-            # traces are written side by side.
+            # the driver (unless it holds them: _driver_folds): `persist` writes them without a
+            # Spark job. Each larger one (and any merge of a spine) is written by a Spark job of
+            # its own, most of whose time over small batches is the driver's (planning,
+            # scheduling, committing the files): the traces are written side by side.
             traces = self.all_traces()
             small, rows = {}, 0
             for name, t in traces.items():
@@ -310,13 +313,23 @@ class Engine:
                 if t.new_batches() and rows + bound <= self.config.driver_rows:
                     small[name] = t.stored_plan()
                     rows += bound
-            frames = materialize_many(small, expect_large=False, config=self.config)
+            frames, small_plans = self._driver_folds(traces, small)
+            frames.update(materialize_many(small_plans, expect_large=False, config=self.config))
             side_by_side(self.spark, [partial(t.end_epoch, persist,
                                               [frames[name]] if name in small else None)
                                       for name, t in traces.items()],
                          self.config.persist_threads)
         for s in self.strata:
             s.end_epoch()
+
+    def _driver_folds(self, traces: dict[str, Trace], plans: dict[str, DataFrame]
+                      ) -> tuple[dict[str, Frame | None], dict[str, DataFrame]]:
+        """Of the traces' folds `plans`, those the driver makes itself (the rows it holds,
+        merged: Trace.fold_rows), made, without a Spark job; and the others, still plans."""
+        held = {name: (plan.schema, rows) for name, plan in plans.items()
+                if (rows := traces[name].fold_rows(plan)) is not None}
+        return (held_many(self.spark, held, self.config),
+                {name: plan for name, plan in plans.items() if name not in held})
 
     def abort(self) -> None:
         for t in [*self.traces.values(), *self.values.values()]:

@@ -191,6 +191,40 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     return out
 
 
+def held_many(spark, rows: dict[Hashable, tuple[T.StructType, list[dict]]],
+              config: Config = DEFAULT) -> dict[Hashable, Frame | None]:
+    """Z-sets whose rows the driver holds (dicts by column, of each one's schema) as the
+    frames materialize_many would make of them when small (local relations, their rows kept
+    in Python), without a Spark job: packed as it packs frames, the pack goes to the JVM as
+    JSON lines, whose parse the optimiser folds into a local relation (collecting that runs
+    no job), and each frame is a leaf over its rows there. Empty ones come back as None."""
+    out: dict[Hashable, Frame | None] = {k: None for k in rows}
+    keys = [k for k, (_, rs) in rows.items() if rs]
+    if not keys:
+        return out
+    structs, col_of = _shared_structs([rows[k][0] for k in keys])
+    pack = T.StructType([T.StructField("_t", T.LongType()), T.StructField("_g", T.LongType()),
+                         *[T.StructField(f"s{j}", st) for j, st in enumerate(structs)]])
+    lines: list[tuple] = []
+    bounds, values, counts = {}, {}, {}
+    for slot, k in enumerate(keys):
+        schema, rs = rows[k]
+        names = [f.name for f in schema.fields]
+        start = len(lines)
+        for r in rs:
+            own = tuple(r[n] for n in names)
+            lines.append((slot, None, *[own if j == col_of[slot] else None
+                                        for j in range(len(structs))]))
+        bounds[slot], values[slot], counts[(slot, None)] = (start, len(lines)), rs, len(rs)
+    with driver_sized(spark, config):
+        base, n, jrows = local_relation(local_frame(spark, pack, lines))
+    held = _Local(base, n, counts, values, bounds, jrows)
+    for slot, k in enumerate(keys):
+        out[k] = Frame(held.frame(slot, f"s{col_of[slot]}", config.one_partition_locals),
+                       len(rows[k][1]), None, True, held.values_of(slot))
+    return out
+
+
 def _shared_structs(schemas: list[T.StructType]) -> tuple[list[T.StructType], list[int]]:
     """The struct columns of a pack, one per shape (column names and types) of its frames,
     and each frame's column. Frames of one shape share a column: a stratum's wave packs

@@ -23,7 +23,7 @@ from runtime.catalyst import col
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, arrange, materialize, partitioned_by
 from runtime.schema import ITER
-from runtime.zset import consolidate, literal_keys, union_all
+from runtime.zset import consolidate, consolidate_rows, literal_keys, rows_comparable, union_all
 
 INF = 1 << 30
 
@@ -215,8 +215,9 @@ class Trace:
             merged = self._merge(old, arranged=self.arrange_cur)
             _release(old)  # the caches of those arranged by reads, or by an earlier merge
             if merged is not None:
-                if all(b.values is not None for b in old):
-                    merged.values = [r for b in old for r in b.values]
+                held = [_held_rows(b) for b in old]
+                if all(h is not None for h in held):
+                    merged.values = [r for h in held for r in h]
                 self.cur_batches.insert(0, merged)
 
     def record_arranged(self, i: int, df: DataFrame) -> int:
@@ -323,6 +324,21 @@ class Trace:
             return None
         return None if self.arranges(_rows_bound(batches)) else self._merge_plan(batches)
 
+    def fold_rows(self, plan: DataFrame) -> list[dict] | None:
+        """The rows of fold_plan's `plan` (columns + _i + _w) made on the driver, when it holds
+        every batch's rows with their iterations (their values: at most config.driver_rows in
+        all) and Python compares the columns' values as Spark does (zset.rows_comparable);
+        else None. Merging small batches there takes no Spark job: a targeted test's epoch
+        ended by an action over every trace's fold (0.5-1 s, for a few hundred rows)."""
+        if not self.config.driver_folds:
+            return None
+        held = [_held_rows(b) for b in self.new_batches()]
+        if any(h is None for h in held) or sum(map(len, held)) > self.config.driver_rows:
+            return None
+        if not rows_comparable(plan.schema):
+            return None
+        return consolidate_rows([r for h in held for r in h], self.columns + [ITER])
+
     def new_batches(self) -> list[Batch]:
         """What the epoch's end makes of this trace's batches: a rebuilt trace's new content,
         else this epoch's batches."""
@@ -405,6 +421,16 @@ class Trace:
         _release(self.cur_batches + (self.rebuilt or []))
         self.cur_batches = []
         self.rebuilt = None
+
+
+def _held_rows(b: Batch) -> list[dict] | None:
+    """A batch's rows (columns + _i + _w) as the driver holds them, or None when it does not
+    hold them all with their iterations (a recorded delta's values lack `_i`: it is lo)."""
+    if b.values is None or b.lazy:
+        return None
+    if not b.values or ITER in b.values[0]:
+        return b.values
+    return [{**r, ITER: b.lo} for r in b.values] if b.lo == b.hi else None
 
 
 def _rows_bound(batches: list[Batch]) -> int:

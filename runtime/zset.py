@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Iterable, TypeVar
 
 from pyspark.sql import functions as F
+from pyspark.sql.types import (ArrayType, BooleanType, ByteType, DataType, IntegerType,
+                               LongType, ShortType, StringType, StructType)
 
 from runtime.catalyst import aggregate_where, col, select, union_many
 from runtime.schema import ITER, WEIGHT
@@ -39,6 +41,44 @@ def consolidate(df: DataFrame | list[DataFrame | None] | None, cols: list[str],
     weight = col(WEIGHT)
     return aggregate_where(df, cols, F.sum(WEIGHT).alias(WEIGHT),
                            weight > 0 if positive else weight != 0)
+
+
+def consolidate_rows(rows: list[dict], cols: list[str]) -> list[dict]:
+    """`consolidate` of rows the driver holds (dicts by column, `cols` then the weight), for
+    values whose equality in Python is Spark's (rows_comparable): the weights of equal rows
+    summed, zeros dropped, in the order of each row's first occurrence."""
+    sums: dict[tuple, list] = {}
+    for r in rows:
+        key = tuple(_hashable(r[c]) for c in cols)
+        if key in sums:
+            sums[key][1] += r[WEIGHT]
+        else:
+            sums[key] = [r, r[WEIGHT]]
+    return [{**{c: r[c] for c in cols}, WEIGHT: w} for r, w in sums.values() if w != 0]
+
+
+def rows_comparable(schema: StructType) -> bool:
+    """Whether Python compares values of these columns as Spark groups them: integers,
+    strings and booleans, and structs and arrays of those. Not floating point: Spark groups
+    NaN with NaN and -0.0 with 0.0 (Python: NaN is not equal to itself)."""
+    return all(_comparable(f.dataType) for f in schema.fields)
+
+
+def _comparable(t: DataType) -> bool:
+    if isinstance(t, StructType):
+        return rows_comparable(t)
+    if isinstance(t, ArrayType):
+        return _comparable(t.elementType)
+    return isinstance(t, (LongType, IntegerType, ShortType, ByteType, StringType, BooleanType))
+
+
+def _hashable(v):
+    """A collected Spark value as a dict key: arrays (lists) as tuples, within structs too."""
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, tuple):  # a struct (Row)
+        return tuple(_hashable(x) for x in v)
+    return v
 
 
 def negate(df: DataFrame | None) -> DataFrame | None:

@@ -334,7 +334,7 @@ def test_what_an_imported_change_meets_later_is_fetched_by_the_horizon(spark, mo
 
 def _nested_state(p) -> dict[str, set[tuple]]:
     """Every trace of a program's engine at an epoch's end, its rows with their iterations
-    and weights, summed over its batches."""
+    and weights, summed over its batches (arrays as tuples)."""
     from runtime.schema import WEIGHT
     from runtime.trace import INF
     from runtime.zset import consolidate
@@ -343,4 +343,9 @@ def _nested_state(p) -> dict[str, set[tuple]]:
     sums = {name: consolidate(df, [c for c in df.columns if c != WEIGHT])
             for name, t in p.engine.all_traces().items() if (df := t.past(0, INF)) is not None}
     rows = collect_all({name: z for name, z in sums.items() if z is not None})
-    return {name: {tuple(r) for r in rows.get(name, [])} for name in p.engine.all_traces()}
+    return {name: {_frozen(r) for r in rows.get(name, [])} for name in p.engine.all_traces()}
+
+
+def _frozen(v):
+    """A collected value with its arrays (lists) as tuples, so that rows can go in a set."""
+    return tuple(_frozen(x) for x in v) if isinstance(v, (list, tuple)) else v
