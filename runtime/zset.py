@@ -73,12 +73,8 @@ def _comparable(t: DataType) -> bool:
 
 
 def _hashable(v):
-    """A collected Spark value as a dict key: arrays (lists) as tuples, within structs too."""
-    if isinstance(v, list):
-        return tuple(_hashable(x) for x in v)
-    if isinstance(v, tuple):  # a struct (Row)
-        return tuple(_hashable(x) for x in v)
-    return v
+    """A collected Spark value as a dict key: arrays (lists) and structs (Rows) as tuples."""
+    return tuple(_hashable(x) for x in v) if isinstance(v, (list, tuple)) else v
 
 
 def negate(df: DataFrame | None) -> DataFrame | None:

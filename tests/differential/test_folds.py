@@ -109,7 +109,10 @@ def test_durable_epochs_store_the_folds_made_on_the_driver(spark, tmp_path, monk
     rng = random.Random(11)
     dbs = [Database.for_program(str(REACH), str(tmp_path / name)) for name in ("a", "b")]
     for db in dbs:
-        db.config = replace(db.config, max_past_batches=2)
+        # no recompute: whether one runs depends on time taken, and a recomputed trace's
+        # batches differ from an iterated one's
+        db.config = replace(db.config, max_past_batches=2, recompute_ratio=float("inf"),
+                            incremental_budget=float("inf"))
     dbs[1].config = replace(dbs[1].config, driver_folds=False)
     inputs: dict[str, set] = {"Edge": set(), "Root": set()}
     updates = [("insert", "Root", (0,))]
