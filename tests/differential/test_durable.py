@@ -71,6 +71,19 @@ def _commit_checked(db: Database, inputs: dict[str, set], updates: list,
     return inputs, want
 
 
+def edge_updates(rng: random.Random, edges: set, n: int) -> list:
+    """`n` random updates of reach.dl's edges over 8 nodes: about a third of them deletes of
+    edges in `edges` (those stored before the epoch), the others inserts."""
+    updates = []
+    for _ in range(n):
+        known = sorted(edges)
+        if known and rng.random() < 0.3:
+            updates.append(("delete", "Edge", rng.choice(known)))
+        else:
+            updates.append(("insert", "Edge", (rng.randrange(8), rng.randrange(8))))
+    return updates
+
+
 @pytest.mark.parametrize("threads,driver_rows", [(1, None), (4, 4)],
                          ids=["one-thread-json", "four-threads-json-and-parquet"])
 def test_durable_epochs_against_the_oracle(spark, tmp_path, threads, driver_rows):
@@ -88,12 +101,7 @@ def test_durable_epochs_against_the_oracle(spark, tmp_path, threads, driver_rows
     updates = [("insert", "Root", (0,))]  # the first epoch's, with its edges
     try:
         for epoch in range(6):
-            for _ in range(5):
-                known = sorted(inputs["Edge"])
-                if known and rng.random() < 0.3:
-                    updates.append(("delete", "Edge", rng.choice(known)))
-                else:
-                    updates.append(("insert", "Edge", (rng.randrange(8), rng.randrange(8))))
+            updates += edge_updates(rng, inputs["Edge"], 5)
             inputs, want = _commit_checked(db, inputs, updates, f"epoch {epoch + 1}")
             updates = []
     finally:

@@ -94,7 +94,7 @@ def test_durable_epochs_store_the_folds_made_on_the_driver(spark, tmp_path, monk
     same sizes; opened again from their files, the two states do too."""
     from ddlog.app.database import Database
     from runtime.trace import Trace
-    from tests.differential.test_durable import REACH, _commit_checked
+    from tests.differential.test_durable import REACH, _commit_checked, edge_updates
     from tests.differential.test_lookup import _nested_state
 
     made = []
@@ -118,12 +118,7 @@ def test_durable_epochs_store_the_folds_made_on_the_driver(spark, tmp_path, monk
     updates = [("insert", "Root", (0,))]
     try:
         for epoch in range(5):
-            for _ in range(4):
-                known = sorted(inputs["Edge"])
-                if known and rng.random() < 0.3:
-                    updates.append(("delete", "Edge", rng.choice(known)))
-                else:
-                    updates.append(("insert", "Edge", (rng.randrange(8), rng.randrange(8))))
+            updates += edge_updates(rng, inputs["Edge"], 4)
             where = f"epoch {epoch + 1}"
             _commit_checked(dbs[1], inputs, updates, where)
             inputs, _ = _commit_checked(dbs[0], inputs, updates, where)

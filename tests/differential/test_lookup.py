@@ -108,11 +108,14 @@ def test_a_change_of_a_few_rows_given_in_python_is_made_in_one_stage(spark):
     its small action shuffles nothing (it ran four stages). The change is the set change the
     updates make: a row inserted that was absent, a row deleted that was present, and
     nothing for a row inserted that was there or a row inserted and deleted again."""
+    import os
+
     from ddlog.api import Program
     from ddlog.types import Update
     from runtime.physical import driver_sized
+    from tests.support import PROGRAMS
 
-    p = Program.load(CHAIN_TEXT, spark)
+    p = Program.load(os.path.join(PROGRAMS, "reach.dl"), spark)
     p.insert("Edge", [(k, k + 1) for k in range(20)])
     p.insert("Root", [(0,)])
     p.commit()
@@ -125,15 +128,6 @@ def test_a_change_of_a_few_rows_given_in_python_is_made_in_one_stage(spark):
         got = sorted(tuple(r) for r in change.collect())
     assert "Exchange" not in plan, plan
     assert got == [(5, 6, -1), (30, 31, 1)]
-
-
-CHAIN_TEXT = """
-input relation Edge(src: bigint, dst: bigint)
-input relation Root(node: bigint)
-output relation Reach(node: bigint)
-Reach(r) :- Root(r).
-Reach(y) :- Reach(x), Edge(x, y).
-"""
 
 
 def test_a_large_first_load_is_arranged_by_the_job_that_makes_its_set(spark):
