@@ -26,7 +26,7 @@ from ddlog.types import RelationInfo, Update
 from runtime.catalyst import col
 from runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from runtime.stratum import Progress, StratumRuntime, run_together
-from runtime.trace import INF, Persist, Trace
+from runtime.trace import INF, Batch, Persist, Trace
 from runtime.config import DEFAULT, Config
 from runtime.physical import (Frame, estimated_rows, held_many, local_frame,
                               materialize_many, partitioned_by)
@@ -287,9 +287,8 @@ class Engine:
         which its end_epoch runs)."""
         if persist is None:
             traces = self.all_traces()
-            plans = {name: p for name, t in traces.items() if (p := t.fold_plan()) is not None}
-            folded = set(plans)
-            frames, plans = self._driver_folds(traces, plans)
+            folds = {name: b for name, t in traces.items() if (b := t.fold_batches()) is not None}
+            frames, plans = self._driver_folds(traces, folds)
             rows = sum(traces[name].new_rows() for name in plans)
             # a large estimate may be larger still (a small one that was not is moved to
             # the executors by materialize_many)
@@ -298,7 +297,7 @@ class Engine:
             large = (None if guessed else True) if rows > self.config.local_rows else False
             frames.update(materialize_many(plans, expect_large=large, config=self.config))
             for name, t in traces.items():
-                t.end_epoch(None, [frames[name]] if name in folded else None)
+                t.end_epoch(None, [frames[name]] if name in folds else None)
         else:
             # The small new batches (config.driver_rows together, by their counts or the
             # operators' estimates) are materialised by one action, which brings their rows to
@@ -311,7 +310,7 @@ class Engine:
             for name, t in traces.items():
                 bound = t.new_rows()
                 if t.new_batches() and rows + bound <= self.config.driver_rows:
-                    small[name] = t.stored_plan()
+                    small[name] = t.new_batches()
                     rows += bound
             frames, small_plans = self._driver_folds(traces, small)
             frames.update(materialize_many(small_plans, expect_large=False, config=self.config))
@@ -322,14 +321,16 @@ class Engine:
         for s in self.strata:
             s.end_epoch()
 
-    def _driver_folds(self, traces: dict[str, Trace], plans: dict[str, DataFrame]
+    def _driver_folds(self, traces: dict[str, Trace], folds: dict[str, list[Batch]]
                       ) -> tuple[dict[str, Frame | None], dict[str, DataFrame]]:
-        """Of the traces' folds `plans`, those the driver makes itself (the rows it holds,
-        merged: Trace.fold_rows), made, without a Spark job; and the others, still plans."""
-        held = {name: (plan.schema, rows) for name, plan in plans.items()
-                if (rows := traces[name].fold_rows(plan)) is not None}
+        """The traces' folds (the batches each merges into one): those the driver makes
+        itself (the rows it holds, merged: Trace.fold_rows), made, without a Spark job; the
+        others as plans (Trace.merge_plan), for one action."""
+        held = {name: got for name, batches in folds.items()
+                if (got := traces[name].fold_rows(batches)) is not None}
         return (held_many(self.spark, held, self.config),
-                {name: plan for name, plan in plans.items() if name not in held})
+                {name: traces[name].merge_plan(batches) for name, batches in folds.items()
+                 if name not in held})
 
     def abort(self) -> None:
         for t in [*self.traces.values(), *self.values.values()]:

@@ -18,11 +18,12 @@ from typing import Callable, Optional, Protocol
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from runtime.catalyst import col
 from runtime.config import DEFAULT, Config
 from runtime.physical import Frame, arrange, materialize, partitioned_by
-from runtime.schema import ITER
+from runtime.schema import ITER, WEIGHT
 from runtime.zset import consolidate, consolidate_rows, literal_keys, rows_comparable, union_all
 
 INF = 1 << 30
@@ -43,8 +44,10 @@ class Batch:
     arranged: bool = False  # partitioned and sorted by the trace's arrangement key, cached
     path: str | None = None  # where durable state stored it (runtime/state.py), if it did
     files: dict[str, int] | None = None  # ... and the files it wrote there, with their sizes
-    # its rows in Python, when small (physical.Frame.values), read for keys only: after a
-    # merge, the merged batches' rows (a superset of the keys, as rows may have cancelled)
+    # its rows in Python, when small (physical.Frame.values), with their weights (and their
+    # iterations, but for a batch of one iteration): read for keys, and summed by the
+    # epoch's end (Trace.fold_rows); after a merge whose result was not read back, the merged
+    # batches' rows, unsummed (their keys a superset of the batch's: rows may have cancelled)
     values: list[dict] | None = None
 
 
@@ -208,7 +211,7 @@ class Trace:
         self.cur_batches.append(Batch(frame.df.withColumn(ITER, F.lit(i)), i, i, frame.rows,
                                       lazy, estimated, values=frame.values))
         # plans (an inlined operator's deltas) are not merged here: each is read at its own
-        # iteration only, and the epoch's end materialises them (see fold_plan)
+        # iteration only, and the epoch's end materialises them (see fold_batches)
         if not lazy and len(self.cur_batches) > self.config.max_cur_batches:
             # keep plans small in long fixpoints: fold the older iterations into one batch
             old, self.cur_batches = self.cur_batches[:-2], self.cur_batches[-2:]
@@ -216,7 +219,7 @@ class Trace:
             _release(old)  # the caches of those arranged by reads, or by an earlier merge
             if merged is not None:
                 held = [_held_rows(b) for b in old]
-                if all(h is not None for h in held):
+                if merged.values is None and all(h is not None for h in held):
                     merged.values = [r for h in held for r in h]
                 self.cur_batches.insert(0, merged)
 
@@ -255,7 +258,7 @@ class Trace:
                   sum(b.rows for b in old), lazy=True,
                   estimated=any(b.estimated for b in old))]
 
-    def _merge_plan(self, batches: list[Batch], by_key: bool = False) -> DataFrame | None:
+    def merge_plan(self, batches: list[Batch], by_key: bool = False) -> DataFrame | None:
         """The batches' consolidation; `by_key`: their rows partitioned by the arrangement's
         key first, so that the aggregate needs no shuffle of its own and an arrangement of
         its result none either."""
@@ -277,9 +280,9 @@ class Trace:
         same rows (reachability over 1M edges: the first 1-edge epoch after a run from
         scratch arranged the reachable set and the join's trace, 1.2 s of its 2.3 s)."""
         if persist is None and arranged and self.arranges(_rows_bound(batches)):
-            return self._arranged_batch(self._merge_plan(batches, by_key=True),
+            return self._arranged_batch(self.merge_plan(batches, by_key=True),
                                         min(b.lo for b in batches), max(b.hi for b in batches))
-        df = self._merge_plan(batches)
+        df = self.merge_plan(batches)
         if df is None:
             return None
         if persist is None:
@@ -307,14 +310,15 @@ class Trace:
             Batch(change.df, 0, hi, change.rows, values=change.values)]
         self.rebuilt = list(new)
 
-    def fold_plan(self) -> DataFrame | None:
-        """The epoch's batches merged into one, as a plan, when there are several: the engine
-        materialises every trace's with one action and hands each back to `end_epoch`.
-        A small trace is kept as one batch, past and cur merged (the epoch's end replaces the
-        past by it, as after a rebuild): reading it then is one small leaf, not a union per
-        epoch whose plans grow with every join over it. None when there is nothing to merge,
-        or when `end_epoch` merges the batches by a job of its own: a large fold of a trace
-        whose reads arrange it is arranged by the job that merges it (`_merge`)."""
+    def fold_batches(self) -> list[Batch] | None:
+        """The batches the epoch's end merges into one (new_batches), when there are several:
+        the engine merges every trace's, on the driver (fold_rows) or by one action
+        (merge_plan), and hands each back to `end_epoch`. A small trace is kept as one batch,
+        past and cur merged (the epoch's end replaces the past by it, as after a rebuild):
+        reading it then is one small leaf, not a union per epoch whose plans grow with every
+        join over it. None when there is nothing to merge, or when `end_epoch` merges the
+        batches by a job of its own: a large fold of a trace whose reads arrange it is
+        arranged by the job that merges it (`_merge`)."""
         if (self.rebuilt is None and self.cur_batches
                 and len(self.batches) + len(self.cur_batches) > 1
                 and self.past_rows() + self.cur_rows(0, INF) <= self.config.local_rows):
@@ -322,22 +326,25 @@ class Trace:
         batches = self.new_batches()
         if len(batches) < 2 and not any(b.lazy for b in batches):
             return None
-        return None if self.arranges(_rows_bound(batches)) else self._merge_plan(batches)
+        return None if self.arranges(_rows_bound(batches)) else batches
 
-    def fold_rows(self, plan: DataFrame) -> list[dict] | None:
-        """The rows of fold_plan's `plan` (columns + _i + _w) made on the driver, when it holds
-        every batch's rows with their iterations (their values: at most config.driver_rows in
-        all) and Python compares the columns' values as Spark does (zset.rows_comparable);
-        else None. Merging small batches there takes no Spark job: a targeted test's epoch
-        ended by an action over every trace's fold (0.5-1 s, for a few hundred rows)."""
+    def fold_rows(self, batches: list[Batch]) -> tuple[StructType, list[dict]] | None:
+        """The batches merged on the driver: the schema and rows (columns + _i + _w) that
+        merge_plan would give, when the driver holds every batch's rows with their
+        iterations (their values: at most config.driver_rows in all) and Python compares the
+        columns' values as Spark does (zset.rows_comparable); else None. Merging small
+        batches there takes no Spark job (a targeted test's epoch ended by an action over
+        every trace's fold, 0.5-1 s for a few hundred rows), and their plan is not built."""
         if not self.config.driver_folds:
             return None
-        held = [_held_rows(b) for b in self.new_batches()]
+        held = [_held_rows(b) for b in batches]
         if any(h is None for h in held) or sum(map(len, held)) > self.config.driver_rows:
             return None
-        if not rows_comparable(plan.schema):
+        fields = {f.name: f for f in batches[0].df.schema.fields}
+        schema = StructType([fields[c] for c in (*self.columns, ITER, WEIGHT)])
+        if not rows_comparable(schema):
             return None
-        return consolidate_rows([r for h in held for r in h], self.columns + [ITER])
+        return schema, consolidate_rows([r for h in held for r in h], self.columns + [ITER])
 
     def new_batches(self) -> list[Batch]:
         """What the epoch's end makes of this trace's batches: a rebuilt trace's new content,
@@ -347,12 +354,6 @@ class Trace:
     def new_rows(self) -> int:
         """At most how many rows new_batches merge into (or about: operators' estimates)."""
         return _rows_bound(self.new_batches())
-
-    def stored_plan(self) -> DataFrame | None:
-        """What the durable epoch's end writes for this trace, as a plan: new_batches merged
-        into one; None when there are none."""
-        batches = self.new_batches()
-        return self._merge_plan(batches) if batches else None
 
     def epoch_change(self) -> DataFrame | None:
         """Σ over iterations of this epoch's deltas (not consolidated)."""
@@ -366,7 +367,7 @@ class Trace:
         writes the epoch's batch where it belongs.
         When the spine grows past config.max_past_batches, the newest batches are merged until sizes
         decrease geometrically, which keeps it logarithmic in the number of epochs.
-        `folded` = [the materialised fold_plan()], when the caller ran it."""
+        `folded` = [the merged fold_batches()], when the caller made it."""
         if self.rebuilt is not None:
             self._end_rebuild(persist, folded)
             return

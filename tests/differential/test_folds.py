@@ -55,10 +55,10 @@ def test_folds_made_on_the_driver_are_the_ones_spark_makes(spark, monkeypatch, n
     made, refused = [], []
     fold_rows = Trace.fold_rows
 
-    def counted(self, plan):
-        out = fold_rows(self, plan)
+    def counted(self, batches):
+        out = fold_rows(self, batches)
         if self.config.driver_folds:
-            (made if out is not None else refused).append(plan.schema)
+            (made if out is not None else refused).append(batches[0].df.schema)
         return out
 
     monkeypatch.setattr(Trace, "fold_rows", counted)
@@ -100,8 +100,8 @@ def test_durable_epochs_store_the_folds_made_on_the_driver(spark, tmp_path, monk
     made = []
     fold_rows = Trace.fold_rows
 
-    def counted(self, plan):
-        out = fold_rows(self, plan)
+    def counted(self, batches):
+        out = fold_rows(self, batches)
         made.append(out is not None)
         return out
 
