@@ -22,7 +22,7 @@ from pyspark.sql.types import StructType
 
 from runtime.catalyst import col
 from runtime.config import DEFAULT, Config
-from runtime.physical import Frame, arrange, materialize, partitioned_by
+from runtime.physical import Frame, arrange, held_many, materialize, partitioned_by
 from runtime.schema import ITER, WEIGHT
 from runtime.zset import consolidate, consolidate_rows, literal_keys, rows_comparable, union_all
 
@@ -46,8 +46,9 @@ class Batch:
     files: dict[str, int] | None = None  # ... and the files it wrote there, with their sizes
     # its rows in Python, when small (physical.Frame.values), with their weights (and their
     # iterations, but for a batch of one iteration): read for keys, and summed by the
-    # epoch's end (Trace.fold_rows); after a merge whose result was not read back, the merged
-    # batches' rows, unsummed (their keys a superset of the batch's: rows may have cancelled)
+    # epoch's end and by merges (Trace.fold_rows); after a merge whose result was not read
+    # back, the merged batches' rows, unsummed (their keys a superset of the batch's: rows
+    # may have cancelled)
     values: list[dict] | None = None
 
 
@@ -270,9 +271,10 @@ class Trace:
 
     def _merge(self, batches: list[Batch], persist: Persist | None = None,
                arranged: bool = True) -> Batch | None:
-        """The batches merged into one, materialised (by `persist` in durable mode: a merge
-        of at most config.driver_rows rows is materialised first, so that `persist` is given
-        its rows, not a plan to run). Without durable state, a large merge of a trace whose
+        """The batches merged into one, materialised: on the driver when it holds their rows
+        (fold_rows), else by a Spark action (by `persist` in durable mode: a merge of at
+        most config.driver_rows rows is materialised first, so that `persist` is given its
+        rows, not a plan to run). Without durable state, a large merge of a trace whose
         reads arrange its batches (`arranged`: its past, or this epoch's batches of an
         `arrange_cur` trace) is arranged by the job that merges it: partitioned by the key
         before its aggregate, which then needs no shuffle of its own, and sorted and cached,
@@ -282,6 +284,12 @@ class Trace:
         if persist is None and arranged and self.arranges(_rows_bound(batches)):
             return self._arranged_batch(self.merge_plan(batches, by_key=True),
                                         min(b.lo for b in batches), max(b.hi for b in batches))
+        held = self.fold_rows(batches)
+        if held is not None:
+            # the driver holds the rows: merged there, as the epoch's end merges small folds
+            # (a compaction of a large trace's small newest batches was an action, 0.06-0.11 s)
+            fr = held_many(batches[0].df.sparkSession, {0: held}, self.config)[0]
+            return self._merged(batches, _persisted(persist, fr))
         df = self.merge_plan(batches)
         if df is None:
             return None
@@ -334,7 +342,8 @@ class Trace:
         iterations (their values: at most config.driver_rows in all) and Python compares the
         columns' values as Spark does (zset.rows_comparable); else None. Merging small
         batches there takes no Spark job (a targeted test's epoch ended by an action over
-        every trace's fold, 0.5-1 s for a few hundred rows), and their plan is not built."""
+        every trace's fold, 0.5-1 s for a few hundred rows), and their plan is not built.
+        The epoch's end asks it for every trace's fold, `_merge` for its own merges."""
         if not self.config.driver_folds:
             return None
         held = [_held_rows(b) for b in batches]

@@ -135,3 +135,43 @@ def test_durable_epochs_store_the_folds_made_on_the_driver(spark, tmp_path, monk
     finally:
         for db in again:
             db.close()
+
+
+def test_a_traces_own_merges_made_on_the_driver_are_the_ones_spark_makes(spark, monkeypatch):
+    """A trace merges batches of its own too: its past, compacted when it holds more than
+    max_past_batches, and a long fixpoint's older iterations (max_cur_batches). Two traces,
+    one merging on the driver and one by Spark's action, record the same random deltas (a
+    few rows of a string and an integer, some cancelling, over a few iterations an epoch);
+    after every epoch they hold the same batches, row for row."""
+    from runtime import trace
+    from runtime.config import DEFAULT
+    from runtime.physical import local_frame, materialize
+    from runtime.schema import ITER, WEIGHT
+    from runtime.trace import Trace
+
+    merged = []  # merges made on the driver
+    held_many = trace.held_many
+
+    def counted(spark, rows, config):
+        merged.append(len(rows))
+        return held_many(spark, rows, config)
+
+    monkeypatch.setattr(trace, "held_many", counted)
+    config = replace(DEFAULT, max_past_batches=2, max_cur_batches=2)
+    cols = ["c0", "c1"]
+    traces = [Trace(cols, config), Trace(cols, replace(config, driver_folds=False))]
+    schema = T.StructType([T.StructField("c0", T.LongType()), T.StructField("c1", T.StringType()),
+                           T.StructField(WEIGHT, T.LongType())])
+    rng = random.Random(5)
+    for epoch in range(6):
+        for i in range(rng.randint(1, 5)):
+            rows = [(rng.randint(0, 3), rng.choice("ab"), rng.choice([1, -1, 2]))
+                    for _ in range(rng.randint(1, 5))]
+            for t in traces:
+                t.record(i, materialize(local_frame(spark, schema, rows), config=t.config))
+        for t in traces:
+            t.end_epoch()
+        got = [[sorted(tuple(r) for r in b.df.select(*cols, ITER, WEIGHT).collect())
+                for b in t.batches] for t in traces]
+        assert got[0] == got[1], f"epoch {epoch}"
+    assert len(merged) >= 3, "the trace's merges were not made on the driver"
