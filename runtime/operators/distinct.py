@@ -78,27 +78,27 @@ class DistinctOp(Operator):
         # whole in every iteration's frame, it made an iteration's action cost the rows the
         # epoch had touched so far, not its delta: a 100-edge delete over 100k edges touched
         # over 5,000 by its ninth iteration, and every later one ran the large path (a
-        # checkpoint, 4 jobs, 0.8-1.6 s) for deltas of 2-157 rows.
-        # Every max_cur_batches parts it is held whole again, as one part: the plans that
-        # read it would otherwise grow with a long fixpoint's iterations.
+        # checkpoint, 4 jobs, 0.8-1.6 s) for deltas of 2-157 rows. Every max_cur_batches
+        # parts it is held whole again, as one part: the plans that read it would otherwise
+        # grow with a long fixpoint's iterations.
         whole = self.hist_parts >= self.config.max_cur_batches
-        held = union_all([self.hist, added]) if whole else added
-        both = union_all([held, out.select(*cols, F.lit(-1).alias(ITER), WEIGHT)])
+        history = union_all([self.hist, added]) if whole else added
+        both = union_all([history, out.select(*cols, F.lit(-1).alias(ITER), WEIGHT)])
         # the added history is about a past entry per row touched for the first time
         est = 2 * v.cur_rows(i, i) + (self.hist_rows if whole else 0) + 1
         return Step(out, est, df=both, tag=ITER, settle=partial(self._settle, whole))
 
     def _settle(self, whole: bool, fr: Frame | None) -> Frame | None:
         tags = fr.tags if fr is not None else {}
-        held = {k: n for k, n in tags.items() if k >= 0 and n}
-        part = fr.df.filter(col(ITER) >= 0) if held else None
+        entries = {k: n for k, n in tags.items() if k >= 0 and n}  # history rows by iteration
+        part = fr.df.filter(col(ITER) >= 0) if entries else None
         if whole:
             self.hist, self.hist_parts = part, int(part is not None)
-            self.hist_rows, self.hist_iters = sum(held.values()), set(held)
+            self.hist_rows, self.hist_iters = sum(entries.values()), set(entries)
         elif part is not None:
             self.hist, self.hist_parts = union_all([self.hist, part]), self.hist_parts + 1
-            self.hist_rows += sum(held.values())
-            self.hist_iters |= set(held)
+            self.hist_rows += sum(entries.values())
+            self.hist_iters |= set(entries)
         return self._output(fr)
 
     def _output(self, fr: Frame | None) -> Frame | None:
