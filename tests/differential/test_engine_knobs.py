@@ -234,7 +234,7 @@ def test_an_iterations_action_holds_its_delta_not_the_epochs_history(spark, monk
         return out
 
     monkeypatch.setattr(DistinctOp, "_settle", counted)
-    n = 40
+    n = 24
     # the distinct reads the past by key (a small past would be scanned whole instead)
     config = Config(inline_incremental=False, recompute_ratio=float("inf"),
                     incremental_budget=float("inf"))
