@@ -344,7 +344,9 @@ class Trace:
         batches there takes no Spark job (a targeted test's epoch ended by an action over
         every trace's fold, 0.5-1 s for a few hundred rows), and their plan is not built.
         The epoch's end asks it for every trace's fold, `_merge` for its own merges."""
-        if not self.config.driver_folds:
+        # a batch holds at least as many values as it counts rows: a merge of more than
+        # driver_rows rows is left to Spark before its values are copied
+        if not self.config.driver_folds or _rows_bound(batches) > self.config.driver_rows:
             return None
         held = [_held_rows(b) for b in batches]
         if any(h is None for h in held) or sum(map(len, held)) > self.config.driver_rows:

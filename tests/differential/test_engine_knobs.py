@@ -209,7 +209,6 @@ def test_a_give_up_is_remembered(spark):
     step([("insert", "Edge", (2, 5))], 2)  # smaller: tried, gave up
 
 
-
 def test_an_iterations_action_holds_its_delta_not_the_epochs_history(spark, monkeypatch):
     """A distinct fetches, once per epoch, the past of every row the epoch touches (its
     history), which tells later iterations where each row's past has entries. Deleting the
