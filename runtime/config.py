@@ -22,8 +22,9 @@ class Config:
     # Up to this many rows, a materialised result is also read into Python, so that lookups
     # (runtime/zset.lookup) know a small delta's keys without asking Spark.
     driver_rows: int = 2_000
-    # A trace's fold at the epoch's end is merged on the driver when it holds the batches'
-    # rows (Trace.fold_rows), not in the end's Spark action.
+    # A trace's fold at the epoch's end, and its own merges (its past's compaction, a long
+    # fixpoint's older iterations), are made on the driver when it holds the batches' rows
+    # (Trace.fold_rows), not by a Spark action.
     driver_folds: bool = True
     # A trace's batches of the running epoch, and of the past, before older ones are merged.
     max_cur_batches: int = 8
