@@ -544,12 +544,14 @@ class StratumRuntime:
             for key, p in probes.items():
                 p.answer(frames[key])
             for nid, st in steps.items():
-                raw = frames[("op", nid)]
-                total += raw.rows if raw is not None else 0
-                frame = st.settle(raw) if st.settle is not None else raw
+                frame = frames[("op", nid)]
+                frame = st.settle(frame) if st.settle is not None else frame
                 self.out_traces[nid].record(i, frame)
                 if frame is not None:
+                    # the delta, not what its frame held besides (a distinct's history, held
+                    # whole again every few iterations): the next iteration's size follows it
                     sizes.append(frame.rows)
+                    total += frame.rows
                     moved = moved or nid in feedback
             for rel in fed:
                 frame = frames[("rel", rel)]

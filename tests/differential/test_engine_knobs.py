@@ -250,3 +250,62 @@ def test_an_iterations_action_holds_its_delta_not_the_epochs_history(spark, monk
     assert max(history) >= n - 1, history  # the history reached the chain's length
     assert sum(held) <= 5 * n, held  # not 1 + 2 + ... + n
     assert [r[0] for r in p.relation("Reach").collect()] == [0]
+
+
+REACH_ONLY = """
+input relation Edge(src: bigint, dst: bigint)
+input relation Root(node: bigint)
+output relation Reach(node: bigint)
+Reach(r) :- Root(r).
+Reach(y) :- Reach(x), Edge(x, y).
+"""
+
+
+def test_a_history_too_large_to_hold_whole_stays_in_parts(spark, monkeypatch):
+    """Once the rows an epoch touched outgrow local_rows, a distinct's history held whole
+    again would take its iteration's action down the large path (a checkpoint, read by
+    shuffles afterwards): it stays in parts instead, up to four times max_cur_batches of them.
+    And an iteration after one that did take it, whose step is small, takes the small path:
+    the stratum judges the next iteration by the last one's deltas, not by the history its
+    frames held. The same chain delete as above, with local_rows and max_cur_batches tiny:
+    over the epoch, only the iteration that holds the history whole at last is large."""
+    from ddlog.api import Program
+    from runtime import stratum
+    from runtime.operators.distinct import DistinctOp
+
+    ests, history, actions = [], [], []
+    step, materialize_many = DistinctOp.step, stratum.materialize_many
+
+    def stepped(self, i):
+        st = step(self, i)
+        if st is not None:
+            ests.append(st.est)
+            history.append(self.hist_rows)
+        return st
+
+    def materialized(*args, expect_large=False, **kwargs):
+        actions.append(expect_large)
+        return materialize_many(*args, expect_large=expect_large, **kwargs)
+
+    monkeypatch.setattr(DistinctOp, "step", stepped)
+    monkeypatch.setattr(stratum, "materialize_many", materialized)
+    n = 14
+    config = Config(inline_incremental=False, recompute_ratio=float("inf"),
+                    incremental_budget=float("inf"), local_rows=6, max_cur_batches=2)
+    p = Program.load(REACH_ONLY, spark, config=config)
+    p.insert("Edge", [(k, k + 1) for k in range(n)])
+    p.insert("Root", [(0,)])
+    p.commit()
+    ests.clear()
+    history.clear()
+    actions.clear()
+    p.delete("Edge", [(0, 1)])
+    p.commit()
+    assert max(history) > config.local_rows, history  # the history outgrew local_rows
+    large = sum(1 for a in actions if a)
+    # every large action is one whose own step is estimated large ...
+    assert large == sum(1 for e in ests if e > config.local_rows), (actions, ests)
+    # ... which only the iteration holding the history whole after 4 * 2 parts is (held
+    # whole every 2 parts, as long as the chain is, it was every second iteration's)
+    assert large == 1, (actions, ests, history)
+    assert [r[0] for r in p.relation("Reach").collect()] == [0]
