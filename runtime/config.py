@@ -76,16 +76,17 @@ class Config:
     # A stratum whose imports change by more than this fraction of their stored rows is
     # evaluated from scratch and its traces rebuilt (0: whenever it has a past; inf: never).
     recompute_ratio: float = 0.25
-    # ... and an incremental run of a recursive stratum is abandoned and recomputed when it has
-    # taken longer than this times its last evaluation from scratch (scaled to its inputs'
-    # size), or when the iterations left until that evaluation's depth, at the pace of its last
-    # iteration, would (inf: never; 0: after its first iteration). Reachability over 100k
+    # ... and an incremental run of a recursive stratum is abandoned and recomputed when the
+    # iterations left until its last evaluation from scratch's depth, at the pace of its last
+    # iteration, would take longer than this times that evaluation (scaled to its inputs'
+    # size), or when what it spent and those would take longer than twice that (inf: never;
+    # 0: after its first iteration; runtime/stratum.Scratch.overrun). Reachability over 100k
     # edges, 100- and 1,000-edge epochs: 1.10-1.67x from scratch, 1.84-2.28x when only the
     # time taken counted (bench/README, 2026-11-26).
     incremental_budget: float = 1.0
-    # After an incremental run gives up, this many later changes about as large (at least 90%,
-    # next to the stored rows) are recomputed at once, without trying first (0: never; see
-    # runtime/stratum.GaveUp).
+    # After an incremental run gives up, or finishes over that budget, this many later changes
+    # about as large (at least 90%, next to the stored rows) are recomputed at once, without
+    # trying first (0: never; see runtime/stratum.GaveUp).
     recompute_memory: int = 8
 
 

@@ -209,6 +209,31 @@ def test_a_give_up_is_remembered(spark):
     step([("insert", "Edge", (2, 5))], 2)  # smaller: tried, gave up
 
 
+def test_a_run_finished_over_its_budget_is_remembered(spark, monkeypatch):
+    """An incremental run that finishes, but over its budget, cost more than a recompute
+    would have, as one that gives up does: the next change about as large recomputes at
+    once. (Here no run gives up, and every budget is spent: a tiny one.)"""
+    from ddlog.api import Program
+    from runtime.stratum import Scratch
+
+    monkeypatch.setattr(Scratch, "overrun", lambda *args: False)
+    config = Config(recompute_ratio=float("inf"), incremental_budget=1e-9, recompute_memory=1)
+    p = Program.load(os.path.join(PROGRAMS, "tc.dl"), spark, config=config)
+    d = Differential(p, "tc (an over-budget run remembered)")
+    stratum = next(s for s in p.engine.strata if "Path" in s.circuit.relations)
+
+    def step(ups: list, mode: str) -> None:
+        d.step(ups)
+        assert next(s.mode for s in p.last_commit.strata if "Path" in s.relations) == mode
+        assert stratum.gave_up is not None
+
+    d.step([("insert", "Edge", (k // 2, k)) for k in range(1, 41)])
+    assert stratum.gave_up is None  # a first epoch has no budget
+    step([("insert", "Edge", (40, 41)), ("insert", "Edge", (40, 42))], "incremental")
+    step([("delete", "Edge", (0, 1)), ("delete", "Edge", (2, 5))], "recomputed")
+    step([("insert", "Edge", (0, 1)), ("insert", "Edge", (2, 5))], "incremental")
+
+
 def test_an_iterations_action_holds_its_delta_not_the_epochs_history(spark, monkeypatch):
     """A distinct fetches, once per epoch, the past of every row the epoch touches (its
     history), which tells later iterations where each row's past has entries. Deleting the

@@ -1,8 +1,8 @@
 """When an incremental run of a recursive stratum gives up and recomputes
-(runtime.stratum.Scratch.overrun): once it has spent its budget, or as soon as the iterations
-left until the last evaluation from scratch's depth, at its current pace, would overrun it;
-never while small deltas keep the pace of a run from scratch; and how long a give-up is
-remembered (runtime.stratum.GaveUp). (That a recompute gives what the incremental run would
+(runtime.stratum.Scratch.overrun): as soon as the iterations left until the last evaluation
+from scratch's depth, at its current pace, would overrun its budget, or finishing would cost
+more than twice it; never while small deltas keep the pace of a run from scratch; and how long
+a give-up is remembered (runtime.stratum.GaveUp). (That a recompute gives what the incremental run would
 have: tests/differential/test_engine_knobs.py.)"""
 from __future__ import annotations
 
@@ -13,9 +13,16 @@ SCRATCH = Scratch(seconds=8.0, rows=100_000, iterations=16)
 BUDGET = 8.0
 
 
-def test_a_spent_budget_gives_up():
-    assert SCRATCH.overrun(BUDGET, spent=8.1, i=15, pace=0.1)
-    assert not SCRATCH.overrun(BUDGET, spent=7.9, i=15, pace=0.1)
+def test_a_spent_budget_gives_up_unless_the_end_is_near():
+    # past its budget, 8 iterations left at 0.5 s: 4 s ahead, 12.5 s in all, less than the
+    # budget spent and a recompute would be (16 s): go on
+    assert not SCRATCH.overrun(BUDGET, spent=8.5, i=8, pace=0.5)
+    # ... but 16 left at 0.5 s after 8.5 s spent: 16.5 s in all
+    assert SCRATCH.overrun(BUDGET, spent=8.5, i=0, pace=0.5)
+    # the last iteration of a run that spent its budget finishes
+    assert not SCRATCH.overrun(BUDGET, spent=8.1, i=15, pace=0.1)
+    # not once it has spent twice its budget
+    assert SCRATCH.overrun(BUDGET, spent=16.0, i=15, pace=0.1)
 
 
 def test_small_deltas_at_the_pace_of_a_scratch_iteration_go_on():
