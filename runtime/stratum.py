@@ -556,8 +556,8 @@ class StratumRuntime:
             for key, p in probes.items():
                 p.answer(frames[key])
             for nid, st in steps.items():
-                frame = frames[("op", nid)]
-                frame = st.settle(frame) if st.settle is not None else frame
+                raw = frames[("op", nid)]
+                frame = st.settle(raw) if st.settle is not None else raw
                 self.out_traces[nid].record(i, frame)
                 if frame is not None:
                     # the delta, not what its frame held besides (a distinct's history, held
