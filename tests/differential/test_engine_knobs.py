@@ -32,6 +32,7 @@ import pytest
 from runtime.config import Config
 from tests.differential.harness import Differential, ValueGen, Workload
 from tests.differential.test_engine_programs import WORKLOADS
+from tests.differential.test_lineage import CHAIN  # reachability alone
 from tests.support import PROGRAMS, seed_for
 
 KNOBS = {
@@ -277,15 +278,6 @@ def test_an_iterations_action_holds_its_delta_not_the_epochs_history(spark, monk
     assert [r[0] for r in p.relation("Reach").collect()] == [0]
 
 
-REACH_ONLY = """
-input relation Edge(src: bigint, dst: bigint)
-input relation Root(node: bigint)
-output relation Reach(node: bigint)
-Reach(r) :- Root(r).
-Reach(y) :- Reach(x), Edge(x, y).
-"""
-
-
 def test_a_history_too_large_to_hold_whole_stays_in_parts(spark, monkeypatch):
     """Once the rows an epoch touched outgrow local_rows, a distinct's history held whole
     again would take its iteration's action down the large path (a checkpoint, read by
@@ -317,7 +309,7 @@ def test_a_history_too_large_to_hold_whole_stays_in_parts(spark, monkeypatch):
     n = 14
     config = Config(inline_incremental=False, recompute_ratio=float("inf"),
                     incremental_budget=float("inf"), local_rows=6, max_cur_batches=2)
-    p = Program.load(REACH_ONLY, spark, config=config)
+    p = Program.load(CHAIN, spark, config=config)
     p.insert("Edge", [(k, k + 1) for k in range(n)])
     p.insert("Root", [(0,)])
     p.commit()

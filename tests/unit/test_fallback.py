@@ -1,9 +1,9 @@
 """When an incremental run of a recursive stratum gives up and recomputes
 (runtime.stratum.Scratch.overrun): as soon as the iterations left until the last evaluation
 from scratch's depth, at its current pace, would overrun its budget, or finishing would cost
-more than twice it; never while small deltas keep the pace of a run from scratch; and how long
-a give-up is remembered (runtime.stratum.GaveUp). (That a recompute gives what the incremental run would
-have: tests/differential/test_engine_knobs.py.)"""
+more than twice it; never while small deltas keep the pace of a run from scratch; and how
+long a give-up is remembered (runtime.stratum.GaveUp). (That a recompute gives what the
+incremental run would have: tests/differential/test_engine_knobs.py.)"""
 from __future__ import annotations
 
 from runtime.stratum import GaveUp, Scratch
