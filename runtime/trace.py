@@ -219,11 +219,12 @@ class Trace:
             merged = self._merge(old, arranged=self.arrange_cur)
             _release(old)  # the caches of those arranged by reads, or by an earlier merge
             if merged is not None:
-                # merged on the driver, it holds its summed rows already; merged by Spark,
-                # it keeps the merged batches' rows when the driver held them all
-                held = [] if merged.values is not None else [_held_rows(b) for b in old]
-                if held and all(h is not None for h in held):
-                    merged.values = [r for h in held for r in h]
+                if merged.values is None:
+                    # merged by Spark, it keeps the merged batches' rows when the driver held
+                    # them all (merged on the driver, it holds its summed rows already)
+                    held = [_held_rows(b) for b in old]
+                    if all(h is not None for h in held):
+                        merged.values = [r for h in held for r in h]
                 self.cur_batches.insert(0, merged)
 
     def record_arranged(self, i: int, df: DataFrame) -> int:
