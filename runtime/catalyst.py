@@ -9,7 +9,7 @@ py4j round trips than PySpark's (`select`, `col`).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Hashable
 
 from pyspark import SparkContext
 from pyspark.sql import Column
@@ -105,12 +105,20 @@ def _logical(spark):
 
 def col(name: str) -> Column:
     """`F.col(name)`, made once per JVM when the session's JVM view remembers (runtime.spark)."""
+    return remembered(name, lambda: F.col(name))
+
+
+def remembered(key: Hashable, make: Callable[[], Column]) -> Column:
+    """The Column `make()` gives, made once per JVM as `col` is, for a Column that depends on
+    nothing but `key`: an expression over named columns that an operator builds again in
+    every iteration (each function, operator and alias of a Column is a py4j round trip).
+    A column's name is its own key; other keys are tuples."""
     made = getattr(SparkContext._jvm, "columns", None)
     if made is None:
-        return F.col(name)
-    found = made.get(name)
+        return make()
+    found = made.get(key)
     if found is None:
-        found = made[name] = F.col(name)
+        found = made[key] = make()
     return found
 
 

@@ -231,7 +231,9 @@ class _Remembering:
 class _RememberingView(_Remembering, JVMView):
     """Remembers a column reference by name too (catalyst.col): an unresolved name is the
     same in every plan, and the engine names the same few columns thousands of times an
-    epoch (each a py4j round trip, and one more when py4j frees it)."""
+    epoch (each a py4j round trip, and one more when py4j frees it). Likewise the
+    expressions over named columns that operators build in every iteration
+    (catalyst.remembered)."""
 
     columns: dict
 

@@ -648,7 +648,7 @@ def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
 
     from pyspark.sql import functions as F
 
-    from runtime.catalyst import aggregate_where, col, select, union_many
+    from runtime.catalyst import aggregate_where, col, remembered, select, union_many
     from runtime.zset import consolidate
 
     rng = random.Random(seed_for("catalyst-nodes"))
@@ -708,6 +708,10 @@ def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
             api._jdf.queryExecution().analyzed())
         assert ours.columns == api.columns and ours.collect() == api.collect()
     assert col("c0") is col("c0")
+    made = []
+    first = remembered(("twice",), lambda: made.append(1) or F.col("c0") + 1)
+    assert remembered(("twice",), lambda: made.append(2) or F.col("c0") + 2) is first
+    assert made == [1]
 
 
 def test_a_linear_map_read_through_a_retiming_view_is_the_two_steps(spark):
