@@ -69,12 +69,21 @@ def _nested_weight() -> Column:
 def _scan_entries() -> Column:
     """Each row of a scan step's sums yields its output (tagged -1), its summary (-2) and its
     next past iteration (>= 0, weight 0): an array of the three exploded, as column `e`."""
-    w3, w = col("w3"), col("w")
-    return F.explode(F.array(
-        F.struct(F.lit(-1).cast("long").alias(ITER), _nested_weight().alias(WEIGHT)),
-        F.struct(F.lit(-2).cast("long").alias(ITER), (w3 + w).alias(WEIGHT)),
-        F.struct(F.when(w3 + w != 0, col("n")).alias(ITER),
-                 F.lit(0).cast("long").alias(WEIGHT)))).alias("e")
+    def make() -> Column:
+        w3, w = col("w3"), col("w")
+        return F.explode(F.array(
+            F.struct(F.lit(-1).cast("long").alias(ITER), _nested_weight().alias(WEIGHT)),
+            F.struct(F.lit(-2).cast("long").alias(ITER), (w3 + w).alias(WEIGHT)),
+            F.struct(F.when(w3 + w != 0, col("n")).alias(ITER),
+                     F.lit(0).cast("long").alias(WEIGHT)))).alias("e")
+    return remembered(("distinct scan entries",), make)
+
+
+def _scan_kept() -> Column:
+    """The entries a scan step keeps: every next past iteration, and the output's and the
+    summary's rows of a weight other than 0."""
+    return remembered(("distinct scan kept",), lambda: (
+        (col(ITER) >= 0) | ((col(ITER) < 0) & (col(WEIGHT) != 0))))
 
 
 def _nonzero() -> Column:
@@ -205,9 +214,8 @@ class DistinctOp(Operator):
                 F.when(it > i, it).alias("n")))
         s = union_all(parts).groupBy(*cols).agg(
             *_sums(_W), remembered(("min", "n"), lambda: F.min("n").alias("n")))
-        both = select(s, *cols, remembered(("distinct scan entries",), _scan_entries))
-        both = select(both, *cols, "e.*").filter(remembered(("distinct scan kept",), lambda: (
-            (col(ITER) >= 0) | ((col(ITER) < 0) & (col(WEIGHT) != 0)))))
+        both = select(s, *cols, _scan_entries())
+        both = select(both, *cols, "e.*").filter(_scan_kept())
         return Step(both.filter(col(ITER) == -1).select(*cols, WEIGHT),
                     v.cur_rows(i, i) + self.summary_rows + 1, df=both, tag=ITER,
                     settle=self._scan_settle)
