@@ -11,7 +11,7 @@ runs `--epochs` 1-row epochs (an insert and a delete in turns) and splits each o
   optimisation, planning);
 - plan building: every other py4j round trip (building DataFrames, the analysis PySpark asks
   for as each one is made, reading schemas), with how many there were;
-- Python: the rest (the engine's own code, the oracle-free bookkeeping of traces).
+- Python: the rest (the engine's own code: its traces' bookkeeping, rows packed on the driver).
 
     python bench/split.py reach --edges 1000000 --epochs 6
     python bench/split.py tc --edges 2000 --epochs 6
