@@ -190,17 +190,11 @@ def markdown(r: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("workload", choices=["reach", "tc", "pointsto"])
-    ap.add_argument("--edges", type=int, default=100_000)
-    ap.add_argument("--roots", type=int, default=10)
-    ap.add_argument("--file", help="tc: an edge list (src,dst per line), e.g. tree11.csv")
-    ap.add_argument("--facts", type=int, default=50_000)
+    workloads.add_arguments(ap)
     ap.add_argument("--batches", default="1,10,100,1000")
     ap.add_argument("--repeat", type=int, default=3, help="epochs per batch size and kind")
     ap.add_argument("--warm", type=int, default=0,
                     help="untimed 1-row epochs before the measured ones")
-    ap.add_argument("--partitions", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--master", default=None)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting (repeatable), e.g. spark.driver.memory=8g")
@@ -217,12 +211,7 @@ def main() -> int:
     except ValueError as e:
         raise SystemExit(str(e))
     spark = get_session(args.master, dict(c.split("=", 1) for c in args.conf))
-    if args.workload == "reach":
-        w = workloads.reach(spark, args.edges, args.roots, args.seed, args.partitions)
-    elif args.workload == "tc":
-        w = workloads.tc(spark, args.edges, args.file, args.seed, args.partitions)
-    else:
-        w = workloads.pointsto(spark, args.facts, args.seed, args.partitions)
+    w = workloads.from_arguments(spark, args)
     batches = [int(b) for b in args.batches.split(",") if b]
     result = run(spark, w, batches, args.repeat, args.seed, config, args.warm)
     result["command"] = "python bench/run.py " + " ".join(sys.argv[1:])

@@ -89,15 +89,9 @@ class Split:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("workload", choices=["reach", "tc", "pointsto"])
-    ap.add_argument("--edges", type=int, default=100_000)
-    ap.add_argument("--roots", type=int, default=10)
-    ap.add_argument("--file", help="tc: an edge list (src,dst per line)")
-    ap.add_argument("--facts", type=int, default=10_000)
+    workloads.add_arguments(ap)
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--warm", type=int, default=4, help="untimed 1-row epochs first")
-    ap.add_argument("--partitions", type=int, default=4)
-    ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
 
@@ -105,12 +99,7 @@ def main() -> int:
     from runtime.spark import get_session
 
     spark = get_session(None, dict(c.split("=", 1) for c in args.conf))
-    if args.workload == "reach":
-        w = workloads.reach(spark, args.edges, args.roots, args.seed, args.partitions)
-    elif args.workload == "tc":
-        w = workloads.tc(spark, args.edges, args.file, args.seed, args.partitions)
-    else:
-        w = workloads.pointsto(spark, args.facts, args.seed, args.partitions)
+    w = workloads.from_arguments(spark, args)
     p = Program.load(w.program, spark)
     for rel, df in w.inputs.items():
         p.insert(rel, df)

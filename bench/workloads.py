@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
+    import argparse
+
     from pyspark.sql import DataFrame, SparkSession
 
 REACH = """
@@ -277,3 +279,24 @@ def pointsto_loop(ins: dict[str, "DataFrame"]) -> int:
     written = store.join(pt(known, "p", "obj"), "p").select("obj").distinct()
     known.join(written, "obj", "left_anti").count()
     return known.count()
+
+
+def add_arguments(ap: "argparse.ArgumentParser") -> None:
+    """The command-line arguments that choose a workload and its size (bench/run.py,
+    bench/split.py)."""
+    ap.add_argument("workload", choices=["reach", "tc", "pointsto"])
+    ap.add_argument("--edges", type=int, default=100_000)
+    ap.add_argument("--roots", type=int, default=10)
+    ap.add_argument("--file", help="tc: an edge list (src,dst per line), e.g. tree11.csv")
+    ap.add_argument("--facts", type=int, default=50_000)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=7)
+
+
+def from_arguments(spark: "SparkSession", args: "argparse.Namespace") -> Workload:
+    """The workload `add_arguments`' arguments name."""
+    if args.workload == "reach":
+        return reach(spark, args.edges, args.roots, args.seed, args.partitions)
+    if args.workload == "tc":
+        return tc(spark, args.edges, args.file, args.seed, args.partitions)
+    return pointsto(spark, args.facts, args.seed, args.partitions)
