@@ -90,6 +90,26 @@ def _nonzero() -> Column:
     return remembered(("_w != 0",), lambda: col(WEIGHT) != 0)
 
 
+def _delta_weight() -> Column:
+    """`_nested_weight` as the weight column of a delta."""
+    return remembered(("distinct weight as", WEIGHT), lambda: _nested_weight().alias(WEIGHT))
+
+
+def _flat_weight() -> Column:
+    """A non-recursive distinct's weight: [w2 + w > 0] - [w2 > 0]."""
+    return remembered(("flat distinct weight",), lambda: (
+        _pos(col("w2") + col("w")) - _pos(col("w2"))).cast("long").alias(WEIGHT))
+
+
+def _no_next() -> Column:
+    """A scan step's next past iteration `n` where a row has none."""
+    return remembered(("null as", "n"), lambda: F.lit(None).cast("long").alias("n"))
+
+
+def _first_next() -> Column:
+    return remembered(("min", "n"), lambda: F.min("n").alias("n"))
+
+
 class DistinctOp(Operator):
     def __init__(self, view: TraceView, cols: list[str], nested: bool = True,
                  config: Config = DEFAULT, null_safe: list[bool] | None = None,
@@ -198,7 +218,7 @@ class DistinctOp(Operator):
         if d is None and i not in self.hist_iters:
             return None
         it, w = col(ITER), col(WEIGHT)
-        none = remembered(("null as", "n"), lambda: F.lit(None).cast("long").alias("n"))
+        none = _no_next()
         parts = []
         if d is not None:
             parts.append(select(d, *cols, _zero("w1"), _zero("w2"), _zero("w3"), _weight("w"),
@@ -213,7 +233,7 @@ class DistinctOp(Operator):
                 F.when(it == i, w).otherwise(0).alias("w2"), _zero("w3"), _zero("w"),
                 F.when(it > i, it).alias("n")))
         s = union_all(parts).groupBy(*cols).agg(
-            *_sums(_W), remembered(("min", "n"), lambda: F.min("n").alias("n")))
+            *_sums(_W), _first_next())
         both = select(s, *cols, _scan_entries())
         both = select(both, *cols, "e.*").filter(_scan_kept())
         return Step(both.filter(col(ITER) == -1).select(*cols, WEIGHT),
@@ -274,9 +294,7 @@ class DistinctOp(Operator):
             parts.append(select(prev, *cols, _zero("w1"), _zero("w2"), _weight("w3"),
                                 _zero("w")))
         s = union_all(parts).groupBy(*cols).agg(*_sums(_W))
-        weight = remembered(("distinct weight as", WEIGHT),
-                            lambda: _nested_weight().alias(WEIGHT))
-        return select(s, *cols, weight).filter(_nonzero())
+        return select(s, *cols, _delta_weight()).filter(_nonzero())
 
     def _fresh_delta(self, i: int) -> DataFrame | None:
         """Semi-naive: with no past and positive weights, w1 = w2 = 0 and w3 > 0 exactly for
@@ -318,9 +336,7 @@ class DistinctOp(Operator):
                 past = semijoin_keys(past, d.select(*cols), cols, True, self.null_safe)
             parts.append(select(past, *cols, _weight("w2"), _zero("w")))
         s = union_all(parts).groupBy(*cols).agg(*_sums(("w2", "w")))
-        weight = remembered(("flat distinct weight",), lambda: (
-            _pos(col("w2") + col("w")) - _pos(col("w2"))).cast("long").alias(WEIGHT))
-        return select(s, *cols, weight).filter(_nonzero())
+        return select(s, *cols, _flat_weight()).filter(_nonzero())
 
     def horizon(self, i: int) -> list:
         later = [k for k in self.hist_iters if k > i]
