@@ -25,6 +25,7 @@ from ddlog.plan.normalize import UNIT
 from ddlog.types import RelationInfo, Update
 from runtime.catalyst import col
 from runtime.schema import ITER, WEIGHT, col_name, relation_schema
+from runtime.operators import Probe
 from runtime.stratum import Progress, StratumRuntime, run_together
 from runtime.trace import INF, Batch, Persist, Trace
 from runtime.config import DEFAULT, Config
@@ -214,7 +215,8 @@ class Engine:
                         0, self.effective_change(rel, updates[rel], keys))
                 plans = {rel: self.effective_change(rel, ups) for rel, ups in updates.items()
                          if rel not in arranged}
-                plans.update(self.time_changes(updates))
+                timed = self.time_changes(updates)
+                plans.update(timed)
                 if self.epoch == 0 and UNIT in self.traces:
                     plans[UNIT] = self.spark.range(1).select(
                         F.lit(1).cast("long").alias(WEIGHT))
@@ -225,8 +227,15 @@ class Engine:
                          and sum(map(len, known)) <= self.config.local_rows
                          and not any(self.traces[r].past_rows() > self.config.local_rows
                                      for r in plans if r not in updates))
-                for rel, frame in materialize_many(plans, expect_large=False if small else None,
-                                                  config=self.config).items():
+                # what the strata's joins will meet, looked up by the same action
+                made = {rel for rel in updates if rel in plans and rel not in timed}
+                probes = self._prefetch(updates, made) if small else {}
+                frames = materialize_many({**plans, **{k: p.df for k, p in probes.items()}},
+                                          expect_large=False if small else None,
+                                          config=self.config)
+                for key, probe in probes.items():
+                    probe.answer(frames.pop(key))
+                for rel, frame in frames.items():
                     self.traces[rel].record(0, frame)
                     stats.rows_in += frame.rows if frame is not None else 0
             stats.jobs += counted.jobs
@@ -266,6 +275,26 @@ class Engine:
         stats.seconds = time.perf_counter() - started
         self.last_stats = stats
         return changes
+
+    def _prefetch(self, updates: dict[str, list[Update]], made: set[str]
+                  ) -> dict[tuple[str, int], Probe]:
+        """The strata's lookups for the inputs' action (StratumRuntime.prefetch), by the
+        values of the rows the updates name, for the relations in `made` whose every update
+        holds its rows: their change is made of those rows alone (not a stream's, which also
+        drops what it held)."""
+        named = {id(self.traces[rel]): rel for rel in made
+                 if self.compiled.relations[rel].kind != "stream"
+                 and all(u.rows is not None for u in updates[rel])}
+
+        def keys_of(trace: Trace, column: str) -> set | None:
+            rel = named.get(id(trace))
+            if rel is None:
+                return None
+            k = self.columns(rel).index(column)
+            return literal_keys(r[k] for u in updates[rel] for r in u.rows)
+
+        asked = [p for s in self.strata for p in s.prefetch(keys_of)]
+        return {("prefetch", k): p for k, p in enumerate(asked)}
 
     def streams_now(self, changes: dict[str, DataFrame]) -> dict[str, DataFrame]:
         """What a commit reports as an output stream's change: what it holds now (its old records

@@ -35,7 +35,7 @@ from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, Gro
                                 Join, Negate, Output, Select, Union_)
 from runtime.config import DEFAULT, Config
 from runtime.operators import Context, Operator, Probe, build_operator
-from runtime.operators.linear import column_sources, linear_fn
+from runtime.operators.linear import column_sources, linear_fn, renames
 from runtime.physical import Frame, driver_sized, materialize_many
 from runtime.schema import ITER
 from runtime.stats import StratumStats
@@ -281,7 +281,8 @@ class StratumRuntime:
         elif isinstance(node, Delay):
             v[node.id] = Shifted(self.relation_traces[node.relation])
         elif isinstance(node, (Select, FlatMap, Negate)):
-            v[node.id] = Mapped(v[node.input], linear_fn(node), column_sources(node))
+            v[node.id] = Mapped(v[node.input], linear_fn(node), column_sources(node),
+                                renames(node))
         elif isinstance(node, Union_):
             v[node.id] = Summed([v[s] for s in node.sources])
         elif isinstance(node, Output):
@@ -606,6 +607,14 @@ class StratumRuntime:
             with driver_sized(queries[0].sparkSession, self.config):
                 known += [r[0] for r in union_all(queries).collect() if r[0] is not None]
         return min(known) if known else None
+
+    def prefetch(self, keys_of) -> list[Probe]:
+        """Lookups for the inputs' action (Operator.prefetch), asked of a recursive stratum's
+        operators: what its inputs' changes meet at later iterations, known then without a
+        job of the horizon's."""
+        if not self.circuit.recursive:
+            return []  # it runs iteration 0 only: no horizon
+        return [p for op in self.ops.values() for p in op.prefetch(keys_of)]
 
     def traces_by_node(self) -> dict[int, Trace]:
         """The operator-owned traces (relation traces belong to the engine), by node."""

@@ -116,6 +116,20 @@ def _rows(batches: list[Batch], lo: int, hi: int) -> int:
     return sum(b.rows for b in batches if not (b.hi < lo or b.lo > hi))
 
 
+def _values(batches: list[Batch], lo: int, hi: int) -> list[dict] | None:
+    """The rows (columns + _i + _w) of the batches' iterations lo..hi, when the driver holds
+    every batch's rows (unsummed, maybe: the same Z-set); else None."""
+    out: list[dict] = []
+    for b in batches:
+        if b.hi < lo or b.lo > hi:
+            continue
+        rows = _held_rows(b)
+        if rows is None:
+            return None
+        out += [r for r in rows if lo <= r[ITER] <= hi]
+    return out
+
+
 class TraceView(Protocol):
     def past(self, lo: int, hi: int) -> DataFrame | None: ...
     def cur(self, lo: int, hi: int) -> DataFrame | None: ...
@@ -127,6 +141,17 @@ class TraceView(Protocol):
         """The values of column `col` in cur[lo..hi], when the driver holds them (small
         batches, literal-like values): None when it does not. A superset is allowed (a
         filter may drop rows), since callers only narrow reads by it."""
+        ...
+
+    def cur_values(self, lo: int, hi: int) -> list[dict] | None:
+        """cur[lo..hi]'s rows (columns + _i + _w, maybe unsummed: the same Z-set) when the
+        driver holds them and the view only re-times or renames what it reads; else None."""
+        ...
+
+    def source(self, col: str) -> "tuple[Trace, str] | None":
+        """The stored trace and its column whose values column `col` carries (through
+        re-timings and renames, or a filter: a superset), or None if there is none (a
+        computed column, a sum of traces)."""
         ...
 
 
@@ -164,6 +189,12 @@ class Trace:
 
     def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
         return _keys(self.cur_batches, lo, hi, col)
+
+    def cur_values(self, lo: int, hi: int) -> list[dict] | None:
+        return _values(self.cur_batches, lo, hi)
+
+    def source(self, col: str) -> tuple[Trace, str] | None:
+        return (self, col) if col in self.columns else None
 
     def past_rows(self, lo: int = 0, hi: int = INF) -> int:
         return _rows(self.batches, lo, hi)
@@ -501,6 +532,13 @@ class Flat:
     def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
         return set() if lo > 0 else self.base.cur_keys(0, INF, col)
 
+    def cur_values(self, lo: int, hi: int) -> list[dict] | None:
+        rows = [] if lo > 0 else self.base.cur_values(0, INF)
+        return None if rows is None else [{**r, ITER: 0} for r in rows]
+
+    def source(self, col: str) -> tuple[Trace, str] | None:
+        return self.base.source(col)
+
     def past_rows(self, lo: int, hi: int) -> int:
         return 0 if lo > 0 else self.base.past_rows(0, INF)
 
@@ -533,6 +571,13 @@ class Shifted:
     def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
         return set() if hi < 1 else self.base.cur_keys(max(lo - 1, 0), hi - 1, col)
 
+    def cur_values(self, lo: int, hi: int) -> list[dict] | None:
+        rows = [] if hi < 1 else self.base.cur_values(max(lo - 1, 0), hi - 1)
+        return None if rows is None else [{**r, ITER: r[ITER] + 1} for r in rows]
+
+    def source(self, col: str) -> tuple[Trace, str] | None:
+        return self.base.source(col)
+
     def past_rows(self, lo: int, hi: int) -> int:
         return 0 if hi < 1 else self.base.past_rows(max(lo - 1, 0), hi - 1)
 
@@ -544,11 +589,13 @@ class Shifted:
 class Mapped:
     """A linear operator applied to a trace (it maps each (row, _i, _w) on its own).
     `sources` names, for each output column that is an input column unchanged (or renamed),
-    that input column: keys of those are read through."""
+    that input column: keys of those are read through. `renames`: the same, when the
+    operator does nothing else (no filter, no computed column): rows are read through."""
 
     base: TraceView
     fn: Fn
     sources: dict[str, str] = field(default_factory=dict)
+    renames: dict[str, str] | None = None
     memo: Memo = _memo()
 
     def _map(self, df: DataFrame | None) -> DataFrame | None:
@@ -570,6 +617,17 @@ class Mapped:
     def cur_keys(self, lo: int, hi: int, col: str) -> set | None:
         src = self.sources.get(col)
         return None if src is None else self.base.cur_keys(lo, hi, src)
+
+    def cur_values(self, lo: int, hi: int) -> list[dict] | None:
+        rows = None if self.renames is None else self.base.cur_values(lo, hi)
+        if rows is None:
+            return None
+        return [{**{out: r[src] for out, src in self.renames.items()},
+                 ITER: r[ITER], WEIGHT: r[WEIGHT]} for r in rows]
+
+    def source(self, col: str) -> tuple[Trace, str] | None:
+        src = self.sources.get(col)
+        return None if src is None else self.base.source(src)
 
     def past_rows(self, lo: int, hi: int) -> int:
         return self.base.past_rows(lo, hi)
@@ -605,6 +663,18 @@ class Summed:
                 return None
             out |= keys
         return out
+
+    def cur_values(self, lo: int, hi: int) -> list[dict] | None:
+        out: list[dict] = []
+        for p in self.parts:
+            rows = p.cur_values(lo, hi)
+            if rows is None:
+                return None
+            out += rows
+        return out
+
+    def source(self, col: str) -> tuple[Trace, str] | None:
+        return None  # its parts may read different traces
 
     def past_rows(self, lo: int, hi: int) -> int:
         return sum(p.past_rows(lo, hi) for p in self.parts)

@@ -51,6 +51,9 @@ class AntiJoinOp(Operator):
     def probes(self, i: int) -> list[Probe]:
         return self.semi.probes(i)
 
+    def prefetch(self, keys_of) -> list[Probe]:
+        return self.semi.prefetch(keys_of)
+
     def horizon(self, i: int) -> list:
         return self.semi.horizon(i)
 

@@ -6,7 +6,8 @@ antijoin, distinct, group_by); linear nodes need no operator, they are views ove
 `Step` (the plan of its output delta, still lazy), materialises a wave of steps with one Spark
 action, and hands each operator its materialised frame back (`Step.settle`). `horizon` tells
 the stratum where this epoch's changes can still meet the past; `end_epoch` and `abort_epoch`
-drop an operator's per-epoch state when the epoch commits or fails.
+drop an operator's per-epoch state when the epoch commits or fails. `prefetch` asks for
+lookups the inputs' action runs alongside the inputs' changes, before any iteration.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from ddlog.plan.circuit import Circuit, Node
-    from runtime.trace import TraceView
+    from runtime.trace import Trace, TraceView
 
 
 @dataclass
@@ -60,6 +61,12 @@ class Probe:
     answer: Callable[[Frame | None], None]
     tag: str | None = None
     est: int = 1
+
+
+# What the engine knows of an input's change before the inputs' action makes it: the values,
+# in a column of a stored trace, of the rows its updates name (a superset of the change's),
+# or None when it does not know them (runtime/engine.Engine._keys_of)
+KeysOf = Callable[["Trace", str], "set | None"]
 
 
 @dataclass
@@ -128,6 +135,11 @@ class Operator:
 
     def probes(self, i: int) -> list[Probe]:
         """Questions to ask alongside this operator's step at iteration i (see Probe)."""
+        return []
+
+    def prefetch(self, keys_of: KeysOf) -> list[Probe]:
+        """Lookups to run with the inputs' action, before the epoch's iterations, given the
+        keys of the inputs' updated rows (see JoinOp.prefetch)."""
         return []
 
     def horizon(self, i: int) -> "list[int | DataFrame | Probe]":

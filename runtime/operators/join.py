@@ -17,23 +17,27 @@ this join can still produce something: `past_a[j] ⋈ cur_b[0..i]` or `past_b[j]
 When that side's change sits at iteration 0 only (b imported through δ₀, as reachability's edges
 are), those rows are the whole term `past_a[j] ⋈ cur_b[0..j]` of every later step(j): the
 horizon fetches the rows themselves, ahead, and step(j) reads them instead of looking the past
-up again.
+up again. When that change is an input's, given in Python, the inputs' action looks x's past
+up by the keys of the updated rows ahead of the stratum (`prefetch`), and the driver joins
+those rows with the change itself: the horizon then runs no Spark job of its own.
 """
 from __future__ import annotations
 
+from collections import Counter
 from functools import partial
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from ddlog.plan.circuit import AntiJoin, Join
 from runtime.catalyst import col
 from runtime.config import DEFAULT, Config
-from runtime.operators.base import Context, Operator, Probe, Step, narrow
-from runtime.physical import Frame
+from runtime.operators.base import Context, KeysOf, Operator, Probe, Step, narrow
+from runtime.physical import Frame, local_frame
 from runtime.schema import ITER, WEIGHT
 from runtime.trace import INF, TraceView, at_zero
-from runtime.zset import join, semijoin_keys, union_all
+from runtime.zset import join, literal_keys, lookup, semijoin_keys, union_all
 
 
 class JoinOp(Operator):
@@ -60,6 +64,9 @@ class JoinOp(Operator):
         # j > after, each row at its j (None: there is none)
         self.ahead: dict[int, tuple[int, Frame | None]] = {}
         self.held: dict[tuple[int, int], Frame] = {}  # (direction, i) -> its rows at i
+        # per direction, when the inputs' action looked them up (prefetch): x's past at
+        # iterations j > 0 with the keys of y's updated rows (None: there were none)
+        self.prefetched: dict[int, Frame | None] = {}
 
     @classmethod
     def build(cls, node: Join, ctx: Context) -> "JoinOp":
@@ -203,6 +210,8 @@ class JoinOp(Operator):
             if not x.past_iters() or y.cur_rows(lo, hi) == 0:
                 self.probed[d] = hi  # nothing of y there (the slices are final): no meeting
                 continue
+            if lo == 0 and self.y_at_zero[d] and self._joined_ahead(d, hi):
+                continue
             q = self._meet(d, lo, hi)
             if q is not None:
                 out.append(Probe(q, partial(self._met, d, hi)))
@@ -224,6 +233,9 @@ class JoinOp(Operator):
         for d, (x, y, _, _) in enumerate(self.dirs):
             lo = self.probed[d] + 1
             if lo > i or not any(k > i for k in x.past_iters()) or y.cur_rows(lo, i) == 0:
+                continue
+            if lo == 0 and self.y_at_zero[d] and self._joined_ahead(d, i):
+                out += [j for j in self.meets if j > i]
                 continue
             if lo == 0 and self.y_at_zero[d] and (p := self._ahead(d, i)) is not None:
                 out.append(p)
@@ -252,6 +264,68 @@ class JoinOp(Operator):
         if df is None:
             return None
         return Probe(df, partial(self._fetch, d, after), tag=ITER, est=y.cur_rows(0, 0) + 1)
+
+    def prefetch(self, keys_of: KeysOf) -> list[Probe]:
+        """Lookups for the inputs' action, before the stratum runs: for each direction whose
+        y is imported (it changes at iteration 0 only), x's past at every iteration j > 0
+        with the keys of y's updated rows, when the engine knows them (`keys_of`). What the
+        change meets later is then known without a Spark job (_joined_ahead)."""
+        out = []
+        for d, (x, y, xk, yk) in enumerate(self.dirs):
+            if not (self.config.prefetch and self.y_at_zero[d] and yk
+                    and any(k > 0 for k in x.past_iters())):
+                continue
+            src = y.source(yk[0])
+            keys = keys_of(*src) if src is not None else None
+            later = x.past(1, INF)
+            if keys is None or len(keys) > self.config.lookup_keys or later is None:
+                continue
+            out.append(Probe(lookup(later, xk[0], keys, self.config.one_task_lookups),
+                             partial(self.prefetched.__setitem__, d), est=len(keys) + 1))
+        return out
+
+    def _joined_ahead(self, d: int, after: int) -> bool:
+        """What _ahead fetches (past_x[j] ⋈ cur_y for every j > `after`), joined by the driver
+        from the rows the inputs' action looked up (prefetch) and y's change, when it holds
+        both and their keys compare in Python as in Spark (literals). Says whether it did."""
+        if d not in self.prefetched:
+            return False
+        _, y, xk, yk = self.dirs[d]
+        looked_up = self.prefetched[d]
+        ys = y.cur_values(0, 0)
+        if ys is None or (looked_up is not None and looked_up.values is None):
+            return False
+        xs = [] if looked_up is None else [r for r in looked_up.values if r[ITER] > after]
+        if literal_keys(r[k] for r in xs for k in xk) is None or \
+                literal_keys(r[k] for r in ys for k in yk) is None:
+            return False
+        null_safe = self.null_safe or [False] * len(xk)
+        by_key: dict[tuple, list[dict]] = {}
+        for r in ys:
+            by_key.setdefault(tuple(r[k] for k in yk), []).append(r)
+        rows = []
+        for r in xs:
+            key = tuple(r[k] for k in xk)
+            if any(v is None and not safe for v, safe in zip(key, null_safe)):
+                continue  # null meets nothing where the comparison is not null-safe
+            for s in by_key.get(key, ()):
+                a, b = (r, s) if d == 0 else (s, r)
+                rows.append({**{c: a[c] for c in self.a_out}, **{c: b[c] for c in self.b_out},
+                             ITER: r[ITER], WEIGHT: r[WEIGHT] * s[WEIGHT]})
+        frame = None
+        if rows:
+            x_types = {f.name: f for f in looked_up.df.schema.fields}
+            y_types = {f.name: f for f in y.cur(0, 0).schema.fields}
+            a_types, b_types = (x_types, y_types) if d == 0 else (y_types, x_types)
+            names = [*self.a_out, *self.b_out, ITER, WEIGHT]
+            schema = StructType([*(a_types[c] for c in self.a_out),
+                                 *(b_types[c] for c in self.b_out),
+                                 x_types[ITER], x_types[WEIGHT]])
+            df = local_frame(looked_up.df.sparkSession, schema,
+                             [tuple(r[c] for c in names) for r in rows])
+            frame = Frame(df, len(rows), Counter(r[ITER] for r in rows), True, rows)
+        self._fetch(d, after, frame)
+        return True
 
     def _fetch(self, d: int, after: int, frame: Frame | None) -> None:
         self.ahead[d] = (after, frame)
@@ -282,6 +356,7 @@ class JoinOp(Operator):
         self.probed = [-1, -1]
         self.ahead = {}
         self.held = {}
+        self.prefetched = {}
 
 
 def join_ready(node: Join | AntiJoin, ctx: Context) -> tuple[bool, bool]:

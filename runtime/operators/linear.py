@@ -77,3 +77,13 @@ def column_sources(node: Node) -> dict[str, str]:
     if isinstance(node, Negate):
         return {n: n for n in node.columns}
     raise TypeError(f"{type(node).__name__} is not linear")
+
+
+def renames(node: Node) -> dict[str, str] | None:
+    """For a select that only renames and drops columns (no filter, every output an input
+    column): each output column's input column, so that rows held in Python read through it
+    as Spark would map them. None for any other linear node."""
+    if isinstance(node, Select) and not node.filters and \
+            all(isinstance(e, Col) for _, e in node.outputs):
+        return {n: e.name for n, e in node.outputs}
+    return None
