@@ -34,7 +34,7 @@ from ddlog.plan.circuit import AntiJoin, Join
 from runtime.catalyst import col
 from runtime.config import DEFAULT, Config
 from runtime.operators.base import Context, KeysOf, Operator, Probe, Step, narrow
-from runtime.physical import Frame, local_frame
+from runtime.physical import Frame, held_many
 from runtime.schema import ITER, WEIGHT
 from runtime.trace import INF, TraceView, at_zero
 from runtime.zset import join, literal_keys, lookup, semijoin_keys, union_all
@@ -317,13 +317,12 @@ class JoinOp(Operator):
             x_types = {f.name: f for f in looked_up.df.schema.fields}
             y_types = {f.name: f for f in y.cur(0, 0).schema.fields}
             a_types, b_types = (x_types, y_types) if d == 0 else (y_types, x_types)
-            names = [*self.a_out, *self.b_out, ITER, WEIGHT]
             schema = StructType([*(a_types[c] for c in self.a_out),
                                  *(b_types[c] for c in self.b_out),
                                  x_types[ITER], x_types[WEIGHT]])
-            df = local_frame(looked_up.df.sparkSession, schema,
-                             [tuple(r[c] for c in names) for r in rows])
-            frame = Frame(df, len(rows), Counter(r[ITER] for r in rows), True, rows)
+            # a local relation of the rows, as an action would have collected them
+            held = held_many(looked_up.df.sparkSession, {0: (schema, rows)}, self.config)[0]
+            frame = Frame(held.df, held.rows, Counter(r[ITER] for r in rows), True, rows)
         self._fetch(d, after, frame)
         return True
 
