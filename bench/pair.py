@@ -1,0 +1,86 @@
+"""The same 1-row epochs of a workload (bench/workloads.py) on two programs built with
+different knobs, in one Spark session: which configuration makes a small epoch cheaper.
+
+Both programs load the workload's initial facts, run 4 untimed 1-row epochs, then `--epochs`
+pairs of 1-row epochs (an insert and a delete in turns): each pair updates both programs with
+the same row, the configurations taking turns at going first, so that the JVM's warming and
+the machine's load fall on both alike. It prints every epoch's seconds, Spark jobs and
+iterations (read from `Program.last_commit`), then per kind and configuration the median and
+mean seconds and the jobs and iterations in all. Two programs hold the state twice: give the
+driver memory for both (`--memory`).
+
+    python bench/pair.py reach --edges 1000000 --b prefetch=false --epochs 8
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from bench import workloads  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    workloads.add_arguments(ap)
+    ap.add_argument("--a", default="", help="knobs of the first program: name=value,...")
+    ap.add_argument("--b", required=True, help="... of the second")
+    ap.add_argument("--epochs", type=int, default=8, help="pairs of an insert and a delete")
+    ap.add_argument("--memory", default="6g", help="the driver's memory")
+    args = ap.parse_args()
+
+    from ddlog.api import Program
+    from runtime.config import with_knobs
+    from runtime.spark import get_session
+
+    try:
+        configs = {"a": with_knobs(args.a), "b": with_knobs(args.b)}
+    except ValueError as e:
+        raise SystemExit(str(e))
+    spark = get_session(conf={"spark.driver.memory": args.memory})
+    w = workloads.from_arguments(spark, args)
+    programs = {}
+    for name, config in configs.items():
+        p = Program.load(w.program, spark, config=config)
+        for rel, df in w.inputs.items():
+            p.insert(rel, df)
+        p.commit()
+        print(f"{name}: initial epoch {p.last_commit.seconds:.2f}s", flush=True)
+        programs[name] = p
+
+    rng = random.Random(args.seed)
+    present = list(w.present)
+    rng.shuffle(present)
+    runs: dict[tuple[str, str], list[tuple[float, int, int]]] = {}
+    for k in range(4 + 2 * args.epochs):
+        kind = "insert" if k % 2 == 0 else "delete"
+        rows = w.new_rows(rng, 1) if kind == "insert" else [present.pop()]
+        order = ("a", "b") if k // 2 % 2 == 0 else ("b", "a")
+        line = []
+        for name in order:
+            p = programs[name]
+            (p.insert if kind == "insert" else p.delete)(w.updated, rows)
+            started = time.perf_counter()
+            p.commit()
+            took = (time.perf_counter() - started, p.last_commit.jobs, p.last_commit.iterations)
+            line.append(f"{name} {took[0]:.3f}s {took[1]} jobs {took[2]} iterations")
+            if k >= 4:  # after the untimed epochs
+                runs.setdefault((kind, name), []).append(took)
+        print(f"{kind:6s} " + ", ".join(line) + (" (untimed)" if k < 4 else ""), flush=True)
+    for (kind, name), got in sorted(runs.items()):
+        knobs = (args.a if name == "a" else args.b) or "defaults"
+        print(f"{kind:6s} {name} ({knobs}): "
+              f"median {statistics.median(t for t, _, _ in got):.3f}s, "
+              f"mean {statistics.mean(t for t, _, _ in got):.3f}s, "
+              f"{sum(j for _, j, _ in got)} jobs, {sum(i for _, _, i in got)} iterations "
+              f"in {len(got)} epochs")
+
+
+if __name__ == "__main__":
+    main()
