@@ -35,6 +35,7 @@ from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, Gro
                                 Join, Negate, Output, Select, Union_)
 from runtime.config import DEFAULT, Config
 from runtime.operators import Context, Operator, Probe, build_operator
+from runtime.operators.base import KeysOf
 from runtime.operators.linear import column_sources, linear_fn, renames
 from runtime.physical import Frame, driver_sized, materialize_many
 from runtime.schema import ITER
@@ -608,7 +609,7 @@ class StratumRuntime:
                 known += [r[0] for r in union_all(queries).collect() if r[0] is not None]
         return min(known) if known else None
 
-    def prefetch(self, keys_of) -> list[Probe]:
+    def prefetch(self, keys_of: KeysOf) -> list[Probe]:
         """Lookups for the inputs' action (Operator.prefetch), asked of a recursive stratum's
         operators: what its inputs' changes meet at later iterations, known then without a
         job of the horizon's."""

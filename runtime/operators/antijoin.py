@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame
 
 from ddlog.plan.circuit import AntiJoin
 from runtime.config import DEFAULT, Config
-from runtime.operators.base import Context, Operator, Probe, Step
+from runtime.operators.base import Context, KeysOf, Operator, Probe, Step
 from runtime.operators.join import JoinOp, join_null_safe, join_ready
 from runtime.schema import ITER, WEIGHT
 from runtime.trace import INF, TraceView
@@ -51,7 +51,7 @@ class AntiJoinOp(Operator):
     def probes(self, i: int) -> list[Probe]:
         return self.semi.probes(i)
 
-    def prefetch(self, keys_of) -> list[Probe]:
+    def prefetch(self, keys_of: KeysOf) -> list[Probe]:
         return self.semi.prefetch(keys_of)
 
     def horizon(self, i: int) -> list:

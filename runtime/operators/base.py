@@ -65,7 +65,7 @@ class Probe:
 
 # What the engine knows of an input's change before the inputs' action makes it: the values,
 # in a column of a stored trace, of the rows its updates name (a superset of the change's),
-# or None when it does not know them (runtime/engine.Engine._keys_of)
+# or None when it does not know them (runtime/engine.Engine._prefetch)
 KeysOf = Callable[["Trace", str], "set | None"]
 
 
