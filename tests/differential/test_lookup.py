@@ -389,7 +389,7 @@ def test_what_an_input_change_meets_later_is_looked_up_by_the_inputs_action(spar
     rng = random.Random(d.seed)
     if name == "reach":
         step([("insert", "Root", (0,)), *[("insert", "Edge", (k, k + 1)) for k in range(8)]])
-        # meets Reach(2) and Reach(6) at iterations 3 and 7
+        # their sources were reached at iterations 2 and 6: they meet Reach's past only there
         step([("insert", "Edge", (2, 40)), ("insert", "Edge", (6, 41))])
         step([("delete", "Edge", (2, 40)), ("insert", "Edge", (3, 30))])
     else:
