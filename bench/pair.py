@@ -35,7 +35,6 @@ def main() -> None:
     ap.add_argument("--memory", default="6g", help="the driver's memory")
     args = ap.parse_args()
 
-    from ddlog.api import Program
     from runtime.config import with_knobs
     from runtime.spark import get_session
 
@@ -47,9 +46,7 @@ def main() -> None:
     w = workloads.from_arguments(spark, args)
     programs = {}
     for name, config in configs.items():
-        p = Program.load(w.program, spark, config=config)
-        for rel, df in w.inputs.items():
-            p.insert(rel, df)
+        p = workloads.loaded(w, spark, config)
         p.commit()
         print(f"{name}: initial epoch {p.last_commit.seconds:.2f}s", flush=True)
         programs[name] = p
@@ -60,7 +57,7 @@ def main() -> None:
     runs: dict[tuple[str, str], list[tuple[float, int, int]]] = {}
     for k in range(4 + 2 * args.epochs):
         kind = "insert" if k % 2 == 0 else "delete"
-        rows = w.new_rows(rng, 1) if kind == "insert" else [present.pop()]
+        rows = workloads.one_row(w, rng, present, kind)
         order = ("a", "b") if k // 2 % 2 == 0 else ("b", "a")
         line = []
         for name in order:

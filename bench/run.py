@@ -90,9 +90,7 @@ def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int
     out["loop_initial"] = {"seconds": secs, "rows": rows}
     print(f"  hand-written loop (initial inputs) {secs:.1f}s, {rows} rows", flush=True)
 
-    p = Program.load(w.program, spark, config=config)
-    for rel, df in w.inputs.items():
-        p.insert(rel, df)
+    p = workloads.loaded(w, spark, config)
     out["initial"] = epoch(p)
     print(f"  engine initial epoch {out['initial']['seconds']:.1f}s, "
           f"{out['initial']['iterations']} iterations, {out['initial']['jobs']} jobs",

@@ -95,14 +95,11 @@ def main() -> int:
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
 
-    from ddlog.api import Program
     from runtime.spark import get_session
 
     spark = get_session(None, dict(c.split("=", 1) for c in args.conf))
     w = workloads.from_arguments(spark, args)
-    p = Program.load(w.program, spark)
-    for rel, df in w.inputs.items():
-        p.insert(rel, df)
+    p = workloads.loaded(w, spark)
     p.commit()
     print(f"[{w.name}] initial epoch {p.last_commit.seconds:.1f}s", flush=True)
     rng = random.Random(args.seed)
@@ -113,10 +110,8 @@ def main() -> int:
     rows = []
     for k in range(args.warm + args.epochs):
         kind = "insert" if k % 2 == 0 else "delete"
-        if kind == "insert":
-            p.insert(w.updated, w.new_rows(rng, 1))
-        else:
-            p.delete(w.updated, [present.pop()])
+        (p.insert if kind == "insert" else p.delete)(w.updated,
+                                                     workloads.one_row(w, rng, present, kind))
         split.times.clear()
         split.on = k >= args.warm
         start = time.perf_counter()

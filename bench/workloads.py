@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
 
+    from ddlog.api import Program
+
 REACH = """
 input relation Edge(src: bigint, dst: bigint)
 input relation Root(node: bigint)
@@ -279,6 +281,23 @@ def pointsto_loop(ins: dict[str, "DataFrame"]) -> int:
     written = store.join(pt(known, "p", "obj"), "p").select("obj").distinct()
     known.join(written, "obj", "left_anti").count()
     return known.count()
+
+
+def loaded(w: Workload, spark: "SparkSession", config=None) -> "Program":
+    """The workload's program with its initial facts inserted, for its initial epoch (not yet
+    committed)."""
+    from ddlog.api import Program
+
+    p = Program.load(w.program, spark, **({"config": config} if config is not None else {}))
+    for rel, df in w.inputs.items():
+        p.insert(rel, df)
+    return p
+
+
+def one_row(w: Workload, rng: random.Random, present: list[tuple], kind: str) -> list[tuple]:
+    """One row for a 1-row epoch: a new one to insert, or one of `present` (shuffled by the
+    caller, and used up from its end) to delete."""
+    return w.new_rows(rng, 1) if kind == "insert" else [present.pop()]
 
 
 def add_arguments(ap: "argparse.ArgumentParser") -> None:

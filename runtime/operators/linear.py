@@ -85,5 +85,5 @@ def renames(node: Node) -> dict[str, str] | None:
     as Spark would map them. None for any other linear node."""
     if isinstance(node, Select) and not node.filters and \
             all(isinstance(e, Col) for _, e in node.outputs):
-        return {n: e.name for n, e in node.outputs}
+        return column_sources(node)
     return None
