@@ -220,9 +220,11 @@ class Trace:
     def _arranged(self, b: Batch) -> DataFrame:
         """A batch as reads use it: arranged first when it is large (once: batches never
         change), so that a join by the key does not shuffle it and a lookup of a few keys
-        reads a few of its cached column batches. Merging batches releases their caches
-        (_release)."""
-        if not b.arranged and self.arranges(b.rows):
+        reads a few of its cached column batches; a stored batch only when
+        config.arrange_stored (else its files are read). Merging batches releases their
+        caches (_release)."""
+        stored = b.path is not None and not self.config.arrange_stored
+        if not b.arranged and not stored and self.arranges(b.rows):
             b.df = arrange(b.df, list(self.arrange_by), self.config)[0]
             b.arranged = True
         return b.df

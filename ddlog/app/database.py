@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
 from ddlog.app.transaction import CLEAR, Transaction
@@ -54,6 +54,19 @@ class SparkOptions:
     log_level: str | None = None  # Spark's log level (--verbose: warn); default off
     show_start: bool = False  # say on stderr that Spark is starting (a person is watching)
     short_lived: bool = False  # one short command: start the JVM for that (quick_jit)
+
+
+def _short_lived(config: Config, manifest: Manifest | None) -> Config:
+    """The engine's settings for a command that exits after an epoch or a few: it reads its
+    stored batches from their files rather than arranging them in memory first
+    (Config.arrange_stored). Over a large state its small actions then read many rows of
+    those files to find a few keys, which compiled expressions do several times faster than
+    interpreted ones (a lookup of 200 keys in 1M stored edges: 0.21-0.23 s against 0.88 s),
+    so they are compiled there (Config.interpret_small)."""
+    config = replace(config, arrange_stored=False)
+    large = manifest is not None and any(
+        b.rows > config.arrange_rows for t in manifest.traces.values() for b in t.batches)
+    return replace(config, interpret_small=False) if large else config
 
 
 class Database:
@@ -413,7 +426,10 @@ class Database:
             from runtime.engine import Engine
             from runtime.state import attach
 
-            engine = Engine(self.compiled, self.spark, self.config,
+            config = self.config
+            if self.options.short_lived:
+                config = _short_lived(config, self.manifest)
+            engine = Engine(self.compiled, self.spark, config,
                             keep_values=self.state is not None)
             if self.manifest is not None:
                 attach(engine.all_traces(), self.manifest, self.state, self.spark)

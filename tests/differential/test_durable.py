@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import types as T
 
-from ddlog.app.database import Database, Transaction
+from ddlog.app.database import Database, SparkOptions, Transaction
 from runtime.config import DEFAULT
 from runtime.physical import Frame, json_frame
 from runtime.spark import side_by_side
@@ -160,6 +160,59 @@ def test_a_reopened_state_gives_up_and_recomputes_as_its_writer_would(spark, tmp
         == "recomputed"
     gave_up = Manifest.from_json((state / "manifest.json").read_text()).costs[reach]["gave_up"]
     assert gave_up["left"] == DEFAULT.recompute_memory - 1  # one of its recomputes used
+
+
+@pytest.mark.parametrize("short_lived", [True, False], ids=["short-command", "long-process"])
+def test_a_short_command_reads_its_stored_batches_from_their_files(spark, tmp_path,
+                                                                   monkeypatch, short_lived):
+    """A process that runs one epoch and exits (`ddlog feed`: SparkOptions.short_lived) reads
+    the batches it attached from their files, by key where it looks them up, instead of
+    arranging them in memory at their first read (config.arrange_stored); a process that
+    stays arranges them. Each epoch runs in a Database of its own over a state whose batches
+    are Parquet (driver_rows) and large enough to be arranged and read by key (arrange_rows,
+    narrow_rows); each is checked against the oracle, and the arrangements made are counted."""
+    made: list[str] = []  # the stored batches arranged by reads
+    arranged = Trace._arranged
+
+    def watched(self, b):
+        df = arranged(self, b)
+        if b.path is not None and b.arranged:
+            made.append(b.path)
+        return df
+
+    monkeypatch.setattr(Trace, "_arranged", watched)
+    state = tmp_path / "state"
+    # every epoch incremental whatever its time (the fallback's recomputes arrange what they
+    # make, and whether one runs would depend on the machine's load)
+    knobs = dict(driver_rows=4, arrange_rows=4, narrow_rows=2, recompute_ratio=math.inf,
+                 incremental_budget=math.inf)
+    rng = random.Random(11)
+    inputs: dict[str, set] = {"Edge": set(), "Root": set()}
+    updates = [("insert", "Root", (0,)), ("insert", "Root", (5,))] + \
+        [("insert", "Edge", (rng.randrange(8), rng.randrange(8))) for _ in range(24)]
+    db = Database.for_program(str(REACH), str(state))
+    db.config = replace(db.config, **knobs)
+    try:
+        inputs, _ = _commit_checked(db, inputs, updates, "the first epoch")
+    finally:
+        db.close()
+    arranged_by_reads = 0
+    for epoch in range(4):
+        made.clear()
+        db = Database.open(str(state), SparkOptions(short_lived=short_lived))
+        db.config = replace(db.config, **knobs)
+        try:
+            # over a state of batches "large" for arrange_rows, a short command's small
+            # actions compile their expressions: they read many stored rows
+            assert db.engine.config.arrange_stored is not short_lived
+            assert db.engine.config.interpret_small is not short_lived
+            inputs, _ = _commit_checked(db, inputs, edge_updates(rng, inputs["Edge"], 3),
+                                        f"epoch {epoch + 2}")
+        finally:
+            db.close()
+        arranged_by_reads += len(made)
+    # the same epochs in a process that stays arrange what they read
+    assert (arranged_by_reads == 0) == short_lived, arranged_by_reads
 
 
 # every kind of value a relation's column holds (runtime/schema.SparkTypes), nulls included
