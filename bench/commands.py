@@ -12,11 +12,12 @@ ROOT = Path(__file__).resolve().parents[1]
 REACH = ROOT / "programs" / "reach.dl"
 
 
-def ddlog(*args: str) -> tuple[float, str]:
+def ddlog(*args: str, entry: tuple[str, ...] = ("-m", "ddlog")) -> tuple[float, str]:
     """One `ddlog` command: its wall seconds and its standard output; a failure ends the
-    benchmark with the command's error."""
+    benchmark with the command's error. `entry`: how Python starts it (`-c CODE` that calls
+    ddlog.app.cli.main with sys.argv[1:], to run it with something changed)."""
     started = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "ddlog", *args], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, *entry, *args], capture_output=True, text=True,
                        cwd=ROOT)
     if p.returncode != 0:
         raise SystemExit(f"ddlog {' '.join(args)} failed:\n{p.stderr}")

@@ -2,13 +2,18 @@
 command a separate process, as a command-line user runs them, on a reachability state.
 
     python bench/feeds.py --edges 100000 [--sizes 1,100,1000] [--repeat 2]
+    python bench/feeds.py --edges 1000000 --sizes 1,100 --compare reads
 
-Every feed goes into a fresh copy of the state `run` made, in turns: as stored (the manifest
-keeps what the cost-based fallback measured: each stratum's time from scratch and its last
-give-up) and with those measurements removed (as states were stored before they were kept:
-a re-opened state's incremental runs then never give up). Wall seconds of whole commands,
-the epoch's own seconds and how the recursive stratum ran, medians; run nothing else at the
-same time.
+Every feed goes into a fresh copy of the state `run` made, in turns, two ways:
+- `--compare costs` (the default): as stored (the manifest keeps what the cost-based fallback
+  measured: each stratum's time from scratch and its last give-up) and with those
+  measurements removed (as states were stored before they were kept: a re-opened state's
+  incremental runs then never give up);
+- `--compare reads`: as a short command reads its state (its batches from their files,
+  ddlog/app/database._short_lived) and as a process that stays would (each batch arranged in
+  memory at its first read, small actions interpreted).
+Wall seconds of whole commands, the epoch's own seconds and how the recursive stratum ran,
+medians; run nothing else at the same time.
 """
 from __future__ import annotations
 
@@ -35,8 +40,16 @@ def forget_costs(state: Path) -> None:
     path.write_text(manifest.to_json())
 
 
-def feed(state: Path, dat: Path) -> dict:
-    secs, out = ddlog("feed", "--state", str(state), "--format", "json", str(dat))
+# `ddlog feed` reading its state as a process that stays does (the short command's settings
+# not applied)
+ARRANGED = ("-c", "import sys, ddlog.app.database as d; d._short_lived = lambda c, m: c; "
+                  "from ddlog.app.cli import main; sys.exit(main(sys.argv[1:]))")
+WAYS = {"costs": ("kept", "forgotten"), "reads": ("files", "arranged")}
+
+
+def feed(state: Path, dat: Path, how: str) -> dict:
+    entry = ARRANGED if how == "arranged" else ("-m", "ddlog")
+    secs, out = ddlog("feed", "--state", str(state), "--format", "json", str(dat), entry=entry)
     stats = json.loads(out.strip().splitlines()[-1])["stats"]
     modes = [s["mode"] for s in stats["strata"] if s["mode"] != "unchanged"]
     return {"wall": secs, "epoch": stats["seconds"], "jobs": stats["jobs"], "modes": modes}
@@ -48,6 +61,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="1,100,1000")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--compare", choices=sorted(WAYS), default="costs",
+                    help="the two ways each feed runs (see above)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     nodes = max(10, args.edges // 3)
@@ -56,25 +71,26 @@ def main() -> int:
     run, _ = ddlog("run", str(REACH), "--state", str(made),
                    *reach_inputs(work, args.edges, nodes, rng))
     print(f"`ddlog run` over {args.edges:,} edges: {run:.1f} s", flush=True)
-    result: dict = {"edges": args.edges, "run": run, "feeds": []}
+    result: dict = {"edges": args.edges, "compare": args.compare, "run": run, "feeds": []}
     for size in [int(s) for s in args.sizes.split(",")]:
-        runs: dict[str, list[dict]] = {"kept": [], "forgotten": []}
+        ways = WAYS[args.compare]
+        runs: dict[str, list[dict]] = {how: [] for how in ways}
         for k in range(args.repeat):
             dat = work / f"insert{size}-{k}.dat"
             dat.write_text("".join(f"insert Edge({rng.randrange(nodes)},{rng.randrange(nodes)});\n"
                                    for _ in range(size)))
-            for how in runs:
+            for how in ways if k % 2 == 0 else reversed(ways):  # each way first in turn
                 state = work / how
                 shutil.rmtree(state, ignore_errors=True)
                 shutil.copytree(made, state)
                 if how == "forgotten":
                     forget_costs(state)
-                runs[how].append(feed(state, dat))
+                runs[how].append(feed(state, dat, how))
         row = {"size": size, "runs": runs}
         for how, got in runs.items():
             row[how] = {key: statistics.median(r[key] for r in got)
                         for key in ("wall", "epoch", "jobs")}
-            print(f"  {size:>5}-edge feed, measurements {how}: "
+            print(f"  {size:>5}-edge feed, {how}: "
                   f"{row[how]['wall']:.1f} s ({row[how]['wall'] / run:.2f}x `run`), epoch "
                   f"{row[how]['epoch']:.1f} s, {row[how]['jobs']:.0f} jobs, "
                   f"{'; '.join(','.join(r['modes']) for r in got)}", flush=True)

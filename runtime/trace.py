@@ -223,8 +223,8 @@ class Trace:
         reads a few of its cached column batches; a stored batch only when
         config.arrange_stored (else its files are read). Merging batches releases their
         caches (_release)."""
-        stored = b.path is not None and not self.config.arrange_stored
-        if not b.arranged and not stored and self.arranges(b.rows):
+        from_files = b.path is not None and not self.config.arrange_stored
+        if not b.arranged and not from_files and self.arranges(b.rows):
             b.df = arrange(b.df, list(self.arrange_by), self.config)[0]
             b.arranged = True
         return b.df
