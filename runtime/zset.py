@@ -49,7 +49,7 @@ def consolidate_rows(rows: list[dict], cols: list[str]) -> list[dict]:
     summed, zeros dropped, in the order of each row's first occurrence."""
     sums: dict[tuple, list] = {}
     for r in rows:
-        key = tuple(_hashable(r[c]) for c in cols)
+        key = row_key(r, cols)
         if key in sums:
             sums[key][1] += r[WEIGHT]
         else:
@@ -70,6 +70,12 @@ def _comparable(t: DataType) -> bool:
     if isinstance(t, ArrayType):
         return _comparable(t.elementType)
     return isinstance(t, (LongType, IntegerType, ShortType, ByteType, StringType, BooleanType))
+
+
+def row_key(row: dict, cols: list[str]) -> tuple:
+    """A held row's values of `cols` as one dict key (see _hashable), for values whose
+    equality in Python is Spark's (rows_comparable)."""
+    return tuple(_hashable(row[c]) for c in cols)
 
 
 def _hashable(v):

@@ -24,6 +24,7 @@ those rows with the change itself: the horizon then runs no Spark job of its own
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from functools import partial
 
 from pyspark.sql import DataFrame
@@ -37,7 +38,7 @@ from runtime.operators.base import Context, KeysOf, Operator, Probe, Step, narro
 from runtime.physical import Frame, held_many
 from runtime.schema import ITER, WEIGHT
 from runtime.trace import INF, TraceView, at_zero
-from runtime.zset import join, literal_keys, lookup, semijoin_keys, union_all
+from runtime.zset import join, lookup, row_key, rows_comparable, semijoin_keys, union_all
 
 
 class JoinOp(Operator):
@@ -291,7 +292,8 @@ class JoinOp(Operator):
     def _joined_ahead(self, d: int, after: int) -> bool:
         """What _ahead fetches (past_x[j] ⋈ cur_y for every j > `after`), joined by the driver
         from the rows the inputs' action looked up (prefetch) and y's change, when it holds
-        both and their keys compare in Python as in Spark (literals). Says whether it did."""
+        both and their keys compare in Python as in Spark (zset.rows_comparable). Says
+        whether it did."""
         if d not in self.prefetched:
             return False
         _, y, xk, yk = self.dirs[d]
@@ -300,35 +302,43 @@ class JoinOp(Operator):
         if ys is None or (looked_up is not None and looked_up.values is None):
             return False
         xs = [] if looked_up is None else [r for r in looked_up.values if r[ITER] > after]
-        if literal_keys(r[k] for r in xs for k in xk) is None or \
-                literal_keys(r[k] for r in ys for k in yk) is None:
-            return False
+        frame = None
+        if xs:
+            x_types = {f.name: f for f in looked_up.df.schema.fields}
+            y_types = {f.name: f for f in y.cur(0, 0).schema.fields}
+            if not rows_comparable(StructType([*(x_types[k] for k in xk),
+                                               *(y_types[k] for k in yk)])):
+                return False
+            rows = self._joined_rows(d, xs, ys)
+            if rows:
+                a_types, b_types = (x_types, y_types) if d == 0 else (y_types, x_types)
+                schema = StructType([*(a_types[c] for c in self.a_out),
+                                     *(b_types[c] for c in self.b_out),
+                                     x_types[ITER], x_types[WEIGHT]])
+                # a local relation of the rows, as an action would have collected them
+                held = held_many(looked_up.df.sparkSession, {0: (schema, rows)},
+                                 self.config)[0]
+                frame = replace(held, tags=Counter(r[ITER] for r in rows))
+        self._fetch(d, after, frame)
+        return True
+
+    def _joined_rows(self, d: int, xs: list[dict], ys: list[dict]) -> list[dict]:
+        """x's rows joined with y's on the driver, as the join's a-b output rows, each at
+        x's iteration with the product of the weights."""
+        _, _, xk, yk = self.dirs[d]
         null_safe = self.null_safe or [False] * len(xk)
         by_key: dict[tuple, list[dict]] = {}
         for r in ys:
-            by_key.setdefault(tuple(r[k] for k in yk), []).append(r)
+            by_key.setdefault(row_key(r, yk), []).append(r)
         rows = []
         for r in xs:
-            key = tuple(r[k] for k in xk)
-            if any(v is None and not safe for v, safe in zip(key, null_safe)):
+            if any(r[k] is None and not safe for k, safe in zip(xk, null_safe)):
                 continue  # null meets nothing where the comparison is not null-safe
-            for s in by_key.get(key, ()):
+            for s in by_key.get(row_key(r, xk), ()):
                 a, b = (r, s) if d == 0 else (s, r)
                 rows.append({**{c: a[c] for c in self.a_out}, **{c: b[c] for c in self.b_out},
                              ITER: r[ITER], WEIGHT: r[WEIGHT] * s[WEIGHT]})
-        frame = None
-        if rows:
-            x_types = {f.name: f for f in looked_up.df.schema.fields}
-            y_types = {f.name: f for f in y.cur(0, 0).schema.fields}
-            a_types, b_types = (x_types, y_types) if d == 0 else (y_types, x_types)
-            schema = StructType([*(a_types[c] for c in self.a_out),
-                                 *(b_types[c] for c in self.b_out),
-                                 x_types[ITER], x_types[WEIGHT]])
-            # a local relation of the rows, as an action would have collected them
-            held = held_many(looked_up.df.sparkSession, {0: (schema, rows)}, self.config)[0]
-            frame = Frame(held.df, held.rows, Counter(r[ITER] for r in rows), True, rows)
-        self._fetch(d, after, frame)
-        return True
+        return rows
 
     def _fetch(self, d: int, after: int, frame: Frame | None) -> None:
         self.ahead[d] = (after, frame)
