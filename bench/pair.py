@@ -9,7 +9,12 @@ iterations (read from `Program.last_commit`), then per kind and configuration th
 mean seconds and the jobs and iterations in all. Two programs hold the state twice: give the
 driver memory for both (`--memory`).
 
+With `--scratch N` it first evaluates the initial facts from scratch N times per
+configuration, the two taking turns at going first, and prints the medians: which
+configuration makes the batch path cheaper (each run's cached state is dropped after it).
+
     python bench/pair.py reach --edges 1000000 --b prefetch=false --epochs 8
+    python bench/pair.py pointsto --facts 10000 --b constraint_propagation=true --scratch 3 --epochs 0
 """
 from __future__ import annotations
 
@@ -32,6 +37,8 @@ def main() -> None:
     ap.add_argument("--a", default="", help="knobs of the first program: name=value,...")
     ap.add_argument("--b", required=True, help="... of the second")
     ap.add_argument("--epochs", type=int, default=8, help="pairs of an insert and a delete")
+    ap.add_argument("--scratch", type=int, default=0,
+                    help="runs from scratch per configuration first")
     ap.add_argument("--memory", default="6g", help="the driver's memory")
     args = ap.parse_args()
 
@@ -44,6 +51,10 @@ def main() -> None:
         raise SystemExit(str(e))
     spark = get_session(conf={"spark.driver.memory": args.memory})
     w = workloads.from_arguments(spark, args)
+    if args.scratch:
+        _from_scratch(w, spark, configs, args)
+    if not args.epochs:
+        return
     programs = {}
     for name, config in configs.items():
         p = workloads.loaded(w, spark, config)
@@ -77,6 +88,29 @@ def main() -> None:
               f"mean {statistics.mean(t for t, _, _ in got):.3f}s, "
               f"{sum(j for _, j, _ in got)} jobs, {sum(i for _, _, i in got)} iterations "
               f"in {len(got)} epochs")
+
+
+def _from_scratch(w: workloads.Workload, spark, configs: dict, args) -> None:
+    """`--scratch`: the initial epoch of each configuration, in turns, then the medians."""
+    runs: dict[str, list[float]] = {name: [] for name in configs}
+    for k in range(args.scratch):
+        order = ("a", "b") if k % 2 == 0 else ("b", "a")
+        for name in order:
+            p = workloads.loaded(w, spark, configs[name])
+            started = time.perf_counter()
+            p.commit()
+            runs[name].append(time.perf_counter() - started)
+            print(f"from scratch {name} {runs[name][-1]:.2f}s, {p.last_commit.jobs} jobs",
+                  flush=True)
+            del p
+            # drop the run's cached state; the workload's cached inputs go with it, so they
+            # are built again (the same rows: workloads generate them deterministically)
+            spark.catalog.clearCache()
+            w = workloads.from_arguments(spark, args)
+    for name, got in runs.items():
+        knobs = (args.a if name == "a" else args.b) or "defaults"
+        print(f"from scratch {name} ({knobs}): median {statistics.median(got):.2f}s, "
+              f"runs {', '.join(f'{t:.2f}' for t in got)}")
 
 
 if __name__ == "__main__":

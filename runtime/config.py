@@ -86,6 +86,9 @@ class Config:
     # Actions whose result is expected small (physical.driver_sized) interpret their
     # expressions instead of generating and compiling code for them.
     interpret_small: bool = True
+    # Whether the engine's actions let Catalyst propagate constraints (infer and prune
+    # filters from what holds of each operator's rows; runtime/physical._NO_CONSTRAINTS).
+    constraint_propagation: bool = False
     # A stratum whose imports change by more than this fraction of their stored rows is
     # evaluated from scratch and its traces rebuilt (0: whenever it has a past; inf: never).
     recompute_ratio: float = 0.25

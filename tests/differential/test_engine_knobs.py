@@ -157,6 +157,35 @@ def test_strata_side_by_side_share_actions(spark):
         assert all(s.jobs <= 2 for s in ran), ran  # one action (and maybe a split)
 
 
+@pytest.mark.parametrize("propagate", [False, True])
+def test_actions_run_with_the_optimisers_settings_of_the_config(spark, monkeypatch, propagate):
+    """Every action an epoch runs on the executors plans with constraint propagation as
+    Config.constraint_propagation says (off unless asked), and the session's own setting is
+    back after the epoch; the results agree with the oracle either way."""
+    from ddlog.api import Program
+
+    import runtime.physical as physical
+
+    key = "spark.sql.constraintPropagation.enabled"
+    seen: list[str] = []
+    original = physical._checkpoint_counted
+
+    def recording(packed):
+        seen.append(packed.sparkSession.conf.get(key))
+        return original(packed)
+
+    monkeypatch.setattr(physical, "_checkpoint_counted", recording)
+    before = spark.conf.get(key, "true")
+    # results of more than 2 rows live on the executors: they are checkpointed
+    config = Config(constraint_propagation=propagate, local_rows=2)
+    p = Program.load(CHAIN, spark, config=config)
+    d = Differential(p, f"reachability (constraint propagation {propagate})")
+    d.step([("insert", "Root", (0,))] + [("insert", "Edge", (k, k + 1)) for k in range(6)])
+    d.step([("delete", "Edge", (2, 3))])
+    assert seen and set(seen) == {"true" if propagate else "false"}, seen
+    assert spark.conf.get(key, "true") == before
+
+
 def test_incremental_epochs_after_a_recompute(spark):
     """A recompute rebuilds the stratum's traces from its run from scratch: its relations'
     with their change (what later strata and the epoch's changes read), its operators'
