@@ -75,11 +75,12 @@ _INTERPRETED = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 # Without config.constraint_propagation, the optimiser does not derive what holds of each
 # operator's rows (a join key's `isnotnull`, equalities) to add and prune filters. The
 # engine's plans are unions and joins over many small leaves, and those facts were worked
-# out again for each of them in every action: of points-to's 7.9 s of optimisation from
-# scratch (10k facts), PruneFilters took 0.9-1.2 s and pruned nothing, and about 3 s went to
-# ConvertToLocalRelation, mostly evaluating the inferred `isnotnull` filters over local
-# relations. Off, its run from scratch took a median 47 s against 54 s, reachability's over
-# 100k edges 12.1 s against 13.9 s (bench/pair.py --scratch). The facts only drop rows an
+# out again for each of them in every action: of points-to's 7.3-10.8 s in Catalyst's rules
+# from scratch (10k facts), PruneFilters took 0.65-1.2 s and pruned nothing (0.02 s off), and
+# ConvertToLocalRelation 2.4 s, mostly evaluating the inferred `isnotnull` filters over local
+# relations (1.5-1.9 s off). Off, its run from scratch took a median 47 s against 54 s,
+# reachability's over 100k edges 12.1 s against 13.9 s (bench/pair.py --scratch, in turns:
+# more than the rules' saving, and within a session's spread). The facts only drop rows an
 # equi-join drops anyway: keys that may be null (an Option's) are compared null-safely.
 _NO_CONSTRAINTS = {"spark.sql.constraintPropagation.enabled": "false"}
 
