@@ -50,9 +50,8 @@ def main() -> None:
     except ValueError as e:
         raise SystemExit(str(e))
     spark = get_session(conf={"spark.driver.memory": args.memory})
-    w = workloads.from_arguments(spark, args)
-    if args.scratch:
-        _from_scratch(w, spark, configs, args)
+    w = _from_scratch(spark, configs, args) if args.scratch else \
+        workloads.from_arguments(spark, args)
     if not args.epochs:
         return
     programs = {}
@@ -90,27 +89,28 @@ def main() -> None:
               f"in {len(got)} epochs")
 
 
-def _from_scratch(w: workloads.Workload, spark, configs: dict, args) -> None:
-    """`--scratch`: the initial epoch of each configuration, in turns, then the medians."""
+def _from_scratch(spark, configs: dict, args) -> workloads.Workload:
+    """`--scratch`: the initial epoch of each configuration, in turns, then the medians; the
+    workload, built again for what follows."""
     runs: dict[str, list[float]] = {name: [] for name in configs}
     for k in range(args.scratch):
         order = ("a", "b") if k % 2 == 0 else ("b", "a")
         for name in order:
-            p = workloads.loaded(w, spark, configs[name])
+            # each run from its own copy of the workload's inputs: dropping a run's cached
+            # state drops them too (the same rows: workloads generate them deterministically)
+            spark.catalog.clearCache()
+            p = workloads.loaded(workloads.from_arguments(spark, args), spark, configs[name])
             started = time.perf_counter()
             p.commit()
             runs[name].append(time.perf_counter() - started)
             print(f"from scratch {name} {runs[name][-1]:.2f}s, {p.last_commit.jobs} jobs",
                   flush=True)
-            del p
-            # drop the run's cached state; the workload's cached inputs go with it, so they
-            # are built again (the same rows: workloads generate them deterministically)
-            spark.catalog.clearCache()
-            w = workloads.from_arguments(spark, args)
     for name, got in runs.items():
         knobs = (args.a if name == "a" else args.b) or "defaults"
         print(f"from scratch {name} ({knobs}): median {statistics.median(got):.2f}s, "
               f"runs {', '.join(f'{t:.2f}' for t in got)}")
+    spark.catalog.clearCache()
+    return workloads.from_arguments(spark, args)
 
 
 if __name__ == "__main__":

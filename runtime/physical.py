@@ -468,10 +468,9 @@ def arrange(df: DataFrame, keys: list[str], config: Config = DEFAULT) -> tuple[D
     row count. Built once, by a job of its own. A `df` already hash-partitioned by `keys`
     into config.arrange_partitions (by `partitioned_by`, under an aggregate by columns that
     include them) is not shuffled again: Spark drops a repartition its input already meets."""
-    # one job: without adaptive execution, which would run the shuffle as a job of its own
-    batch = {"spark.sql.inMemoryColumnarStorage.batchSize": str(config.arrange_batch_rows),
-             "spark.sql.adaptive.enabled": "false", **_optimiser(config)}
-    with spark_settings(df.sparkSession, batch):
+    spark = df.sparkSession
+    batch = {"spark.sql.inMemoryColumnarStorage.batchSize": str(config.arrange_batch_rows)}
+    with one_job(spark, config), spark_settings(spark, batch):
         out = partitioned_by(df, keys, config).sortWithinPartitions(*keys).cache()
         rows = out.count()  # build the cache now, with the batch size set above
     return out, rows
