@@ -20,6 +20,7 @@ from pyspark.sql.classic.dataframe import DataFrame
 
 from runtime.catalyst import col, struct_leaf, union_many
 from runtime.config import DEFAULT, Config
+from runtime.spark import settings_gate
 
 if TYPE_CHECKING:
     from py4j.java_gateway import JavaObject
@@ -49,19 +50,27 @@ _DRIVER_SIZED = {
 @contextmanager
 def spark_settings(spark, settings: dict[str, str]) -> Iterator[None]:
     """SQL settings for the actions started inside (Spark reads them when it plans an
-    action), restored afterwards."""
-    conf = spark.conf
-    saved = {k: conf.get(k, None) for k in settings}
-    for k, v in settings.items():
-        conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                conf.unset(k)
-            else:
-                conf.set(k, v)
+    action), restored afterwards. They are the session's: other threads' settings and
+    own_settings wait until the block ends (runtime/spark.SettingsGate)."""
+    with settings_gate(spark).exclusive():
+        conf = spark.conf
+        saved = {k: conf.get(k, None) for k in settings}
+        for k, v in settings.items():
+            conf.set(k, v)
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    conf.unset(k)
+                else:
+                    conf.set(k, v)
+
+
+def own_settings(spark):
+    """Run the actions inside under the session's own SQL settings: not while another thread
+    has set some of its own (spark_settings), though beside other threads' own_settings."""
+    return settings_gate(spark).shared()
 
 
 # With config.interpret_small, a small action also interprets its expressions instead of

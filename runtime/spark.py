@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Callable, TypeVar
+import weakref
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
 
 from py4j.java_gateway import JavaClass, JavaMember, JavaPackage, JVMView
 from pyspark.sql import SparkSession
@@ -97,12 +99,88 @@ def java_options(given: str, level: str, quick_jit: bool = False) -> str:
     return f"{ours} {given}".strip()
 
 
+class SettingsGate:
+    """Who may change a session's SQL settings, and who waits: a session's settings are
+    the session's, not a thread's, so a thread that sets some for its actions
+    (physical.spark_settings: save, set, restore) holds the session alone (`exclusive`,
+    reentrant within the thread), and actions that must run under the session's own
+    settings (`shared`, any number of threads at once) wait for it to end. Without it,
+    threads that set and restored the same settings at once (the traces' writes and merges
+    at a durable epoch's end) could leave the session with one thread's settings (one
+    shuffle partition, no adaptive execution), and plan another's actions under them.
+
+    A thread that holds the gate shared must not ask for it exclusively (it would wait for
+    itself): that raises instead of hanging."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._owner: int | None = None  # the thread that holds it exclusively
+        self._depth = 0  # how many times it does (nested)
+        self._shared: dict[int, int] = {}  # thread → how many times it holds it shared
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        me = threading.get_ident()
+        with self._cond:
+            if me in self._shared:
+                raise RuntimeError("a thread that runs actions under the session's own "
+                                   "settings cannot change them")
+            while self._owner not in (None, me) or self._shared:
+                self._cond.wait()
+            self._owner, self._depth = me, self._depth + 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._depth -= 1
+                if not self._depth:
+                    self._owner = None
+                    self._cond.notify_all()
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:  # inside its own settings: they are the ones it asked for
+                owned = True
+            else:
+                owned = False
+                while self._owner is not None:
+                    self._cond.wait()
+                self._shared[me] = self._shared.get(me, 0) + 1
+        try:
+            yield
+        finally:
+            if not owned:
+                with self._cond:
+                    self._shared[me] -= 1
+                    if not self._shared[me]:
+                        del self._shared[me]
+                    self._cond.notify_all()
+
+
+# One gate per session, as long as the session lives (a session's settings are state of the
+# session; these only say who may touch them).
+_GATES: weakref.WeakKeyDictionary[SparkSession, SettingsGate] = weakref.WeakKeyDictionary()
+_GATES_LOCK = threading.Lock()
+
+
+def settings_gate(spark: SparkSession) -> SettingsGate:
+    """The session's SettingsGate."""
+    with _GATES_LOCK:
+        gate = _GATES.get(spark)
+        if gate is None:
+            gate = _GATES[spark] = SettingsGate()
+        return gate
+
+
 def side_by_side(spark: SparkSession, calls: list[Callable[[], T]], threads: int) -> list[T]:
     """The results of `calls`, run on up to `threads` threads at once (one after another when
     `threads` is 1). Each thread starts with this thread's Spark local properties (its job
     group, so the jobs it starts are counted as this thread's). All calls finish before the
-    first exception, if any, is raised. The calls must not change the session's SQL settings
-    (physical.spark_settings): those are the session's, not a thread's."""
+    first exception, if any, is raised. A call that sets SQL settings for its actions
+    (physical.spark_settings) runs them while the others wait (settings_gate); one whose
+    actions need the session's own settings asks for them (physical.own_settings)."""
     if threads <= 1 or len(calls) <= 1:
         return [call() for call in calls]
     from concurrent.futures import ThreadPoolExecutor

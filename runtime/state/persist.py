@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from runtime.state.layout import MANIFEST, StateDir, StateError
 from runtime.state.manifest import BatchEntry, Manifest, TraceEntry
 from runtime.trace import Batch, Trace
-from runtime.physical import Frame, json_frame, json_lines
+from runtime.physical import Frame, json_frame, json_lines, own_settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -91,7 +91,8 @@ class Persister:
         rel, path = self._new_batch()
         # One job writes the batch and counts its rows (the count rides along as a metric).
         obs = Observation()
-        df.observe(obs, F.count(F.lit(1)).alias("rows")).write.parquet(path)
+        with own_settings(self.spark):  # a merge's shuffle, as the session would plan it
+            df.observe(obs, F.count(F.lit(1)).alias("rows")).write.parquet(path)
         rows = int(obs.get["rows"])
         if rows == 0:
             shutil.rmtree(path, ignore_errors=True)

@@ -19,6 +19,7 @@ from pyspark.sql import types as T
 
 from ddlog.app.database import Database, SparkOptions, Transaction
 from runtime.config import DEFAULT
+from runtime import physical
 from runtime.physical import Frame, json_frame
 from runtime.spark import side_by_side
 from runtime.state import Manifest, Persister, StateDir, StateError, attach, snapshot
@@ -54,6 +55,67 @@ def test_side_by_side_counts_every_thread_and_waits_for_all(spark):
     with pytest.raises(ValueError, match="no"):
         side_by_side(spark, [slow, failing], threads=2)
     assert finished == ["slow"]
+
+
+# the SQL settings the engine sets for its actions (runtime/physical), which a session must
+# have back after every epoch
+ENGINE_SETTINGS = sorted({*physical._DRIVER_SIZED, *physical._INTERPRETED,
+                          *physical._NO_CONSTRAINTS, "spark.sql.shuffle.partitions"})
+
+
+def _session_settings(spark) -> dict[str, str | None]:
+    return {k: spark.conf.get(k, None) for k in ENGINE_SETTINGS}
+
+
+def test_threads_setting_sql_settings_take_turns(spark):
+    """Threads whose actions set SQL settings of their own (physical.spark_settings, as the
+    traces' merges at a durable epoch's end do) and threads whose actions need the session's
+    own (physical.own_settings, the traces' Parquet writes), at once: each sees, while its
+    actions run, the settings it asked for, and the session has its own back at the end.
+    (Each thread saving and restoring the session's settings by itself left them as another
+    thread had set them.)"""
+    before = _session_settings(spark)
+    wanted = {"small": {"spark.sql.shuffle.partitions": "1",
+                        "spark.sql.adaptive.enabled": "false"},
+              "one_job": {"spark.sql.adaptive.enabled": "false",
+                          "spark.sql.shuffle.partitions": before["spark.sql.shuffle.partitions"]},
+              "own": {k: before[k] for k in ("spark.sql.shuffle.partitions",
+                                             "spark.sql.adaptive.enabled")}}
+    seen: list[tuple[str, dict]] = []
+
+    def block(kind: str):
+        return {"small": lambda: physical.driver_sized(spark, DEFAULT),
+                "one_job": lambda: physical.one_job(spark, DEFAULT),
+                "own": lambda: physical.own_settings(spark)}[kind]()
+
+    def worker(k: int):
+        kinds = ["small", "own", "one_job"]
+        for j in range(6):
+            kind = kinds[(k + j) % 3]
+            with block(kind):
+                got = {key: spark.conf.get(key, None) for key in wanted[kind]}
+                spark.range(k + j + 1).count()
+                # read again after the action: another thread's restore in between would show
+                got2 = {key: spark.conf.get(key, None) for key in wanted[kind]}
+            seen.append((kind, got))
+            seen.append((kind, got2))
+
+    side_by_side(spark, [lambda k=k: worker(k) for k in range(4)], threads=4)
+    assert len(seen) == 4 * 6 * 2
+    for kind, got in seen:
+        assert got == wanted[kind], kind
+    assert _session_settings(spark) == before
+
+
+def test_a_thread_cannot_change_settings_while_it_runs_under_the_sessions(spark):
+    """Asking for settings of one's own inside own_settings would wait for oneself: it raises."""
+    with physical.own_settings(spark):
+        with pytest.raises(RuntimeError, match="cannot change"):
+            with physical.driver_sized(spark, DEFAULT):
+                pass
+    with physical.driver_sized(spark, DEFAULT):  # the other way round is its own settings
+        with physical.own_settings(spark):
+            assert spark.conf.get("spark.sql.shuffle.partitions") == "1"
 
 
 def _commit_checked(db: Database, inputs: dict[str, set], updates: list,
@@ -99,11 +161,14 @@ def test_durable_epochs_against_the_oracle(spark, tmp_path, threads, driver_rows
         db.config = replace(db.config, driver_rows=driver_rows)
     inputs: dict[str, set] = {"Edge": set(), "Root": set()}
     updates = [("insert", "Root", (0,))]  # the first epoch's, with its edges
+    settings = _session_settings(spark)
     try:
         for epoch in range(6):
             updates += edge_updates(rng, inputs["Edge"], 5)
             inputs, want = _commit_checked(db, inputs, updates, f"epoch {epoch + 1}")
             updates = []
+            # the threads that wrote the epoch's batches left the session its own settings
+            assert _session_settings(spark) == settings, f"epoch {epoch + 1}"
     finally:
         db.close()
     again = Database.open(str(state))
