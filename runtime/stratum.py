@@ -53,6 +53,15 @@ class Scratch:
     seconds: float  # what it took
     rows: int  # the rows its inputs held then
     iterations: int  # the depth of its fixpoint
+    # whether it ran in the process's first epoch, on a JVM that had not yet compiled the
+    # engine's code paths (a `ddlog run`, a program's initial epoch), and so took longer than
+    # it would later in the process (StratumRuntime._budget)
+    cold: bool = False
+
+    def seconds_now(self, warm: bool, cold_scratch: float) -> float:
+        """What it would take now: its time, or `cold_scratch` of it when it ran cold and the
+        process has run the engine's code since (`warm`)."""
+        return self.seconds * (cold_scratch if self.cold and warm else 1.0)
 
     def overrun(self, budget: float, spent: float, i: int, pace: float) -> bool:
         """Whether an incremental run about to run iteration i gives up and recomputes: the
@@ -158,6 +167,9 @@ class StratumRuntime:
         # incremental run is measured against
         self.scratch: Scratch | None = None
         self.gave_up: GaveUp | None = None  # its last incremental run that cost too much
+        # epochs this process ran so far (each epoch asks every stratum, changed or not):
+        # none yet means the JVM has not run the engine's code before (Scratch.cold)
+        self.epochs_run = 0
         rel_of_distinct = {d: r for r, d in circuit.delays.items()}
         for node in circuit.nodes:
             if node.stateful:
@@ -306,12 +318,14 @@ class StratumRuntime:
         name = ", ".join(c.relations)
         stats = StratumStats(c.stratum, tuple(c.relations))
         imports = c.imports()
+        cold = not self.epochs_run
+        self.epochs_run += 1
         stats.rows_in = sum(self.relation_traces[r].cur_rows(0, INF) for r in imports)
         if not stats.rows_in:
             return stats  # nothing this stratum reads changed: nothing to do
         fresh = self._fresh(imports)
         if not fresh and self._recompute_pays(imports, stats.rows_in):
-            return self._recompute(imports, stats, progress)
+            return self._recompute(imports, stats, progress, cold)
         stats.mode = "fresh" if fresh else "incremental"
         inline = self._inline(fresh, imports)
         scan = bool(inline) and c.recursive and not fresh
@@ -328,7 +342,7 @@ class StratumRuntime:
                 # what this epoch recorded so far and recompute
                 self._abandon()
                 self._too_dear(stats, imports)
-                return self._recompute(imports, stats, progress)
+                return self._recompute(imports, stats, progress, cold)
             steps += 1
             if steps > self.max_iterations or i > self.max_iterations:
                 raise EvaluationError(
@@ -357,7 +371,8 @@ class StratumRuntime:
         stats.iterations = steps
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
         if fresh:
-            self.scratch = Scratch(time.perf_counter() - began, self._stored(imports), steps)
+            self.scratch = Scratch(time.perf_counter() - began, self._stored(imports), steps,
+                                   cold)
         return stats
 
     def costs(self) -> dict[str, dict]:
@@ -389,11 +404,14 @@ class StratumRuntime:
         """How long an incremental run may take before recomputing pays: config.
         incremental_budget times the last evaluation from scratch, scaled to the inputs' size
         now (None before there was one: a state written before durable state kept it,
-        `costs`)."""
+        `costs`). An evaluation that ran cold counts at config.cold_scratch of its time once
+        this process has run an epoch (the JVM has compiled the engine's code since); in a
+        process's first epoch (a `ddlog feed` on a state a `ddlog run` made) both are cold."""
         if self.scratch is None:
             return None
         scale = max(1.0, self._stored(imports) / max(self.scratch.rows, 1))
-        return self.config.incremental_budget * self.scratch.seconds * scale
+        seconds = self.scratch.seconds_now(self.epochs_run > 1, self.config.cold_scratch)
+        return self.config.incremental_budget * seconds * scale
 
     def _too_dear(self, stats: StratumStats, imports: set[str]) -> None:
         """Remember this epoch's change as one that cost more incrementally than a recompute
@@ -431,7 +449,7 @@ class StratumRuntime:
         return sum(self.relation_traces[r].past_rows() for r in imports)
 
     def _recompute(self, imports: set[str], stats: StratumStats,
-                   progress: Progress | None) -> StratumStats:
+                   progress: Progress | None, cold: bool) -> StratumStats:
         """The cost-based fallback: evaluate the stratum from nothing over its imports' whole
         values (a first epoch, semi-naive, on scratch traces), then rebuild its traces from
         that run: each relation's change this epoch is new - past (what downstream strata
@@ -466,7 +484,7 @@ class StratumRuntime:
         # what the next recompute will cost: this one's whole time, not its run's alone
         assert run.scratch is not None
         self.scratch = Scratch(time.perf_counter() - began, run.scratch.rows,
-                               run.scratch.iterations)
+                               run.scratch.iterations, cold)
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
         return stats
 

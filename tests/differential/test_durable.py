@@ -214,6 +214,9 @@ def test_a_reopened_state_gives_up_and_recomputes_as_its_writer_would(spark, tmp
     costs = Manifest.from_json((state / "manifest.json").read_text()).costs
     reach, = [k for k, c in costs.items() if c["scratch"]["iterations"] > 8]  # the recursion
     assert set(costs[reach]) == {"scratch"}
+    # it ran in its process's first epoch: counted cold (in a process that runs an epoch on
+    # it before, at config.cold_scratch of its time: test_engine_knobs)
+    assert costs[reach]["scratch"]["cold"] is True
     # one edge, far below recompute_ratio: incremental, unless the run overruns its budget,
     # which with incremental_budget=0 it does after its first iteration
     assert epoch([("insert", "Edge", (8, 9))], incremental_budget=0.0) == "recomputed"

@@ -213,6 +213,45 @@ def test_incremental_epochs_after_a_recompute(spark):
         assert mode() == "incremental"
 
 
+def test_a_cold_run_from_scratch_counts_at_part_of_its_time_once_the_process_ran_an_epoch(
+        spark, monkeypatch):
+    """A run from scratch in the process's first epoch ran on a JVM that had not compiled
+    the engine's code yet: the budgets of later epochs count it at config.cold_scratch of its
+    time. A recompute in a later epoch is measured warm and counts whole. Every epoch agrees
+    with the oracle."""
+    from ddlog.api import Program
+    from runtime.stratum import StratumRuntime
+
+    seen: list[tuple[bool, float]] = []  # (the scratch ran cold, budget / its time scaled)
+    budget = StratumRuntime._budget
+
+    def watched(self, imports):
+        got = budget(self, imports)
+        if got is not None and "Path" in self.circuit.relations:
+            scale = max(1.0, self._stored(imports) / max(self.scratch.rows, 1))
+            seen.append((self.scratch.cold, got / (self.scratch.seconds * scale)))
+        return got
+
+    monkeypatch.setattr(StratumRuntime, "_budget", watched)
+    # a budget no run overruns (the epochs' modes are the ratio's), a cold run at a quarter
+    config = Config(recompute_ratio=0.5, incremental_budget=1000.0, cold_scratch=0.25)
+    p = Program.load(os.path.join(PROGRAMS, "tc.dl"), spark, config=config)
+    d = Differential(p, "tc (a cold run from scratch)")
+
+    def mode() -> str:
+        return next(s.mode for s in p.last_commit.strata if "Path" in s.relations)
+
+    d.step([("insert", "Edge", (k, k + 1)) for k in range(8)])
+    assert mode() == "fresh" and not seen
+    d.step([("insert", "Edge", (8, 9))])
+    assert mode() == "incremental" and seen == [(True, pytest.approx(1000.0 * 0.25))]
+    d.step([("delete", "Edge", (k, k + 1)) for k in range(6)])  # most of it: recomputed
+    assert mode() == "recomputed"
+    seen.clear()
+    d.step([("insert", "Edge", (0, 1))])
+    assert mode() == "incremental" and seen == [(False, pytest.approx(1000.0))]
+
+
 def test_a_give_up_is_remembered(spark):
     """After an incremental run gives up (here after its first iteration: a budget of 0), the
     next changes about as large recompute at once, as many as the memory holds; then a

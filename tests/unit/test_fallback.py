@@ -46,6 +46,13 @@ def test_budget_zero_gives_up_after_the_first_iteration():
     assert SCRATCH.overrun(0.0, spent=0.01, i=1, pace=0.01)
 
 
+def test_a_cold_run_counts_at_part_of_its_time_once_the_process_is_warm():
+    cold = Scratch(seconds=8.0, rows=100_000, iterations=16, cold=True)
+    assert cold.seconds_now(warm=True, cold_scratch=0.5) == 4.0
+    assert cold.seconds_now(warm=False, cold_scratch=0.5) == 8.0  # both cold
+    assert SCRATCH.seconds_now(warm=True, cold_scratch=0.5) == 8.0  # measured warm
+
+
 def test_a_give_up_is_remembered_for_changes_as_large():
     # a change of 1,000 rows over 100,000 gave up: 1% of the stored rows
     gave_up = GaveUp(ratio=0.01, left=3)
