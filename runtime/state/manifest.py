@@ -54,7 +54,7 @@ class Manifest:
     # edited module is another program and is refused like an edited program.
     modules: dict[str, str] = field(default_factory=dict)
     # what the cost-based fallback measured, by stratum number: `scratch` (its last
-    # evaluation from scratch: seconds, rows, iterations) and `gave_up` (its last incremental
+    # evaluation from scratch: seconds, rows, iterations, cold) and `gave_up` (its last incremental
     # run that gave up: ratio, left), each when there is one (runtime/stratum.py)
     costs: dict[str, dict] = field(default_factory=dict)
 
@@ -145,6 +145,13 @@ class _Reader:
             raise ValueError(f"{self._name(key)}: not a non-negative number")
         return float(v)
 
+    def flag(self, key: str) -> bool:
+        """A true/false field that states written before it lack: false there."""
+        v = self.d.get(key, False)
+        if not isinstance(v, bool):
+            raise ValueError(f"{self._name(key)}: not true or false")
+        return v
+
     def list(self, key: str) -> list:
         v = self._get(key)
         if not isinstance(v, list):
@@ -172,7 +179,7 @@ class _Reader:
 
 # the fields of each measurement a manifest's `costs` holds per stratum, and their kinds
 _COSTS = {"scratch": {"seconds": _Reader.number, "rows": _Reader.int,
-                      "iterations": _Reader.int},
+                      "iterations": _Reader.int, "cold": _Reader.flag},
           "gave_up": {"ratio": _Reader.number, "left": _Reader.int}}
 
 

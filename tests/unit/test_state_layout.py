@@ -123,10 +123,13 @@ def test_the_fallbacks_measurements_are_kept_and_checked(tmp_path):
     """Manifest.costs: each stratum's last evaluation from scratch and last give-up read back
     as written; a state written before they were kept has none; a malformed one is refused,
     naming the field."""
-    costs = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3},
+    costs = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3, "cold": True},
                    "gave_up": {"ratio": 0.25, "left": 7}}}
     m = Manifest(program_hash("p"), "/x/p.dl", 3, costs=costs)
     assert Manifest.from_json(m.to_json()).costs == costs
+    # a scratch measured before `cold` was kept counts as warm (as it was used then)
+    older = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3}}}
+    assert Manifest.from_json(resealed(m, costs=older)).costs["2"]["scratch"]["cold"] is False
     assert "costs" not in json.loads(resealed(m, drop=("costs",)))
     assert Manifest.from_json(resealed(m, drop=("costs",))).costs == {}
     for bad, message in [
@@ -140,6 +143,8 @@ def test_the_fallbacks_measurements_are_kept_and_checked(tmp_path):
         ({"2": {"gave_up": {"ratio": 1, "left": 1, "when": 0}}},
          "costs.2.gave_up: unknown fields when"),
         ({"2": {"budget": {}}}, "costs.2.budget: not a measurement"),
+        ({"2": {"scratch": {"seconds": 1, "rows": 1, "iterations": 1, "cold": 1}}},
+         "costs.2.scratch.cold: not true or false"),
     ]:
         with pytest.raises(ValueError, match=message):
             Manifest.from_json(resealed(m, costs=bad))
