@@ -83,16 +83,15 @@ def test_threads_setting_sql_settings_take_turns(spark):
                                              "spark.sql.adaptive.enabled")}}
     seen: list[tuple[str, dict]] = []
 
-    def block(kind: str):
-        return {"small": lambda: physical.driver_sized(spark, DEFAULT),
-                "one_job": lambda: physical.one_job(spark, DEFAULT),
-                "own": lambda: physical.own_settings(spark)}[kind]()
+    block = {"small": lambda: physical.driver_sized(spark, DEFAULT),
+             "one_job": lambda: physical.one_job(spark, DEFAULT),
+             "own": lambda: physical.own_settings(spark)}
 
     def worker(k: int):
         kinds = ["small", "own", "one_job"]
         for j in range(6):
             kind = kinds[(k + j) % 3]
-            with block(kind):
+            with block[kind]():
                 got = {key: spark.conf.get(key, None) for key in wanted[kind]}
                 spark.range(k + j + 1).count()
                 # read again after the action: another thread's restore in between would show
