@@ -285,13 +285,24 @@ def test_fast_path_is_used_for_plain_updates():
     assert _fast_update('insert R("${x}");', loc) is None
 
 
-def test_parse_speed_of_a_data_file():
-    import time
+def test_a_data_files_plain_updates_never_reach_the_grammar(monkeypatch):
+    # What keeps a large data file quick to read: each plain update is read by the regex
+    # reader, not by the grammar's parser (a property, not a timing: the unit tests time
+    # nothing). Only the statements it does not know (start, commit) go to the grammar.
+    import ddlog.syntax.commands as commands
+    parsed = []
+    real = commands.parse_text
+
+    def counting(text, *args, **kwargs):
+        parsed.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(commands, "parse_text", counting)
     text = "start;\n" + "".join(f'insert E({i}, {i + 1}, "n{i}"),\n' for i in range(5000))
     text += "commit;\n"
-    t = time.perf_counter()
     cs = parse_commands(text)
-    assert len(cs) == 5002 and time.perf_counter() - t < 5
+    assert len(cs) == 5002
+    assert [t.strip() for t in parsed] == ["start;", "commit;"]
 
 
 # ---------------------------------------------------------------------------------------------
