@@ -67,7 +67,7 @@ def main() -> None:
     runs: dict[tuple[str, str], list[tuple[float, int, int]]] = {}
     for k in range(4 + 2 * args.epochs):
         kind = "insert" if k % 2 == 0 else "delete"
-        rows = workloads.one_row(w, rng, present, kind)
+        rows = workloads.some_rows(w, rng, present, kind)
         order = ("a", "b") if k // 2 % 2 == 0 else ("b", "a")
         line = []
         for name in order:

@@ -1,7 +1,8 @@
 """Where a small epoch's time goes: Spark's actions, Catalyst inside them, and plan building.
 
 For one workload (bench/workloads.py), after the initial epoch and `--warm` untimed epochs, it
-runs `--epochs` 1-row epochs (an insert and a delete in turns) and splits each one's wall time
+runs `--epochs` epochs of `--batch` rows (1: a small epoch; an insert and a delete in turns;
+the untimed ones are 1-row) and splits each one's wall time
 (one Spark session, nothing else measured at the same time):
 
 - actions: the py4j calls that run Spark work (a collect, a count, a checkpoint, a cache), each
@@ -15,6 +16,7 @@ runs `--epochs` 1-row epochs (an insert and a delete in turns) and splits each o
 
     python bench/split.py reach --edges 1000000 --epochs 6
     python bench/split.py tc --edges 2000 --epochs 6
+    python bench/split.py reach --edges 100000 --epochs 4 --batch 100
 
 It changes nothing in the engine: py4j's method call is wrapped in this process only.
 """
@@ -92,14 +94,22 @@ def main() -> int:
     workloads.add_arguments(ap)
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--warm", type=int, default=4, help="untimed 1-row epochs first")
+    ap.add_argument("--batch", type=int, default=1, help="rows each measured epoch changes")
+    ap.add_argument("--knobs", default="", metavar="NAME=VALUE,...",
+                    help="the engine's knobs (runtime/config.py)")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
 
+    from runtime.config import with_knobs
     from runtime.spark import get_session
 
+    try:
+        config = with_knobs(args.knobs)
+    except ValueError as e:
+        raise SystemExit(str(e))
     spark = get_session(None, dict(c.split("=", 1) for c in args.conf))
     w = workloads.from_arguments(spark, args)
-    p = workloads.loaded(w, spark)
+    p = workloads.loaded(w, spark, config)
     p.commit()
     print(f"[{w.name}] initial epoch {p.last_commit.seconds:.1f}s", flush=True)
     rng = random.Random(args.seed)
@@ -110,8 +120,9 @@ def main() -> int:
     rows = []
     for k in range(args.warm + args.epochs):
         kind = "insert" if k % 2 == 0 else "delete"
-        (p.insert if kind == "insert" else p.delete)(w.updated,
-                                                     workloads.one_row(w, rng, present, kind))
+        change = workloads.some_rows(w, rng, present, kind,
+                                     args.batch if k >= args.warm else 1)
+        (p.insert if kind == "insert" else p.delete)(w.updated, change)
         split.times.clear()
         split.on = k >= args.warm
         start = time.perf_counter()

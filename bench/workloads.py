@@ -294,10 +294,13 @@ def loaded(w: Workload, spark: "SparkSession", config=None) -> "Program":
     return p
 
 
-def one_row(w: Workload, rng: random.Random, present: list[tuple], kind: str) -> list[tuple]:
-    """One row for a 1-row epoch: a new one to insert, or one of `present` (shuffled by the
+def some_rows(w: Workload, rng: random.Random, present: list[tuple], kind: str,
+              count: int = 1) -> list[tuple]:
+    """`count` rows for an epoch: new ones to insert, or some of `present` (shuffled by the
     caller, and used up from its end) to delete."""
-    return w.new_rows(rng, 1) if kind == "insert" else [present.pop()]
+    if kind == "insert":
+        return w.new_rows(rng, count)
+    return [present.pop() for _ in range(count)]
 
 
 def add_arguments(ap: "argparse.ArgumentParser") -> None:

@@ -1,0 +1,143 @@
+"""What the cost-based fallback of a recursive stratum measures and decides
+(runtime/stratum.StratumRuntime runs it): an incremental run is measured against the
+stratum's last evaluation from scratch (`Scratch`), gives up and recomputes when finishing
+would cost more than that, at a pace its earlier iterations tell (`Paces`), and a give-up is
+remembered for the changes as large that follow (`GaveUp`).
+
+These are plain values and functions of them, kept with the durable state (`Scratch`,
+`GaveUp`: runtime/state/manifest.py reads them back) or in the process (`Paces`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+
+@dataclass
+class Scratch:
+    """A stratum's last evaluation from scratch (a first epoch or a recompute)."""
+
+    seconds: float  # what it took
+    rows: int  # the rows its inputs held then
+    iterations: int  # the depth of its fixpoint
+    # whether it ran in the process's first epoch, on a JVM that had not yet compiled the
+    # engine's code paths (a `ddlog run`, a program's initial epoch), and so took longer than
+    # it would later in the process (StratumRuntime._budget)
+    cold: bool = False
+    # the rows of its deltas at each iteration (0, 1, ...): the shape of its fixpoint, which
+    # an incremental change's deltas follow at a share of them (Paces.ahead); empty in a
+    # state written before it was kept
+    deltas: list[int] = field(default_factory=list)
+
+    def seconds_now(self, warm: bool, cold_scratch: float) -> float:
+        """What it would take now: its time, or `cold_scratch` of it when it ran cold and the
+        process has run the engine's code since (`warm`)."""
+        return self.seconds * (cold_scratch if self.cold and warm else 1.0)
+
+    def overrun(self, budget: float, spent: float, i: int, pace: float,
+                ahead: float | None = None) -> bool:
+        """Whether an incremental run about to run iteration i gives up and recomputes: the
+        iterations left would cost more than the budget (what was spent is spent either way),
+        or finishing would cost more than giving up at the budget would have (the budget and
+        a recompute: twice the budget).
+
+        What the iterations left cost is `ahead`, when the stratum's paces can tell it
+        (Paces.ahead: from this evaluation's deltas, at the share of them the change has
+        reached, priced at what its incremental iterations of such sizes took), and never
+        less than one more iteration at the pace of the last. Otherwise they are the
+        iterations until this evaluation's depth, each at the pace of the last one: a change
+        whose deltas stay small goes at the pace of a small action, which a run from scratch
+        pays for each of its iterations too; one that runs deeper than this evaluation counts
+        one iteration left. A run past its budget whose end is near finishes: given up at its
+        budget, the first 100-edge delete over 100k edges, two iterations of a few rows from
+        its end, took 14.8 s where finishing took about 10 s."""
+        if ahead is None:
+            ahead = max(self.iterations - i, 1) * pace
+        else:
+            ahead = max(ahead, pace)
+        return ahead > budget or spent + ahead > 2 * budget
+
+
+@dataclass
+class Paces:
+    """What a stratum's incremental iterations took by the rows of their deltas, and what
+    the iterations left of a run will take by them.
+
+    The last pace alone misjudges a change early in its run: its first deltas are a few rows,
+    which cost little, and they grow as the change spreads through the fixpoint, as the
+    evaluation from scratch's did. Reachability over 100k edges (a warm run from scratch
+    4.8 s, 0.26 s an iteration): a 1,000-edge insert started with 2 rows at 0.2 s and peaked
+    at 3,913 rows at 2.0 s, 17.4 s in all; going by its first paces it ran on until it had
+    spent its budget, and gave up at about twice a run from scratch. An incremental
+    iteration took about 0.2 s with a few rows, 0.5 s with tens, 0.9 s with hundreds and
+    1.0-1.2 s with thousands: about a + b log(1 + rows), which is fitted to the last `keep`
+    iterations seen (the epoch's own included, so the first run learns as it goes)."""
+
+    seen: list[tuple[int, float]] = field(default_factory=list)  # (rows, seconds)
+    keep: ClassVar[int] = 64
+    least: ClassVar[int] = 3  # fewer iterations seen than this tell nothing
+
+    def add(self, rows: int, seconds: float) -> None:
+        """An incremental iteration whose deltas held `rows` rows took `seconds` (one that
+        moved nothing, the horizon's, is not one of a change's)."""
+        if rows > 0:
+            self.seen.append((rows, seconds))
+            del self.seen[:-self.keep]
+
+    def fit(self) -> tuple[float, float] | None:
+        """(a, b) of seconds ≈ a + b log(1 + rows), by least squares over what was seen; b is
+        not below 0 (an iteration does not get cheaper with more rows: a fit over a few
+        noisy small iterations might say so). None before `least` iterations were seen."""
+        if len(self.seen) < self.least:
+            return None
+        xs = [math.log1p(r) for r, _ in self.seen]
+        ys = [s for _, s in self.seen]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        var = sum((x - mx) ** 2 for x in xs)
+        b = max(0.0, sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var) if var else 0.0
+        return my - b * mx, b
+
+    def ahead(self, scratch: Scratch, i: int, rows: int) -> float | None:
+        """What the iterations after iteration i of an incremental run, whose deltas held
+        `rows` rows, will take: its deltas at the share of the evaluation from scratch's they
+        now are (rows / its deltas at i), each iteration priced by `fit`; at least one
+        iteration is left. None when that cannot be told: no fit yet, the evaluation's
+        deltas not known (a state written before they were kept) or empty at i, or no rows
+        at i."""
+        fit = self.fit()
+        deltas = scratch.deltas
+        if fit is None or rows <= 0 or i >= len(deltas) or deltas[i] <= 0:
+            return None
+        a, b = fit
+        share = rows / deltas[i]
+        return sum(a + b * math.log1p(share * d) for d in (deltas[i + 1:] or [0]))
+
+
+@dataclass
+class GaveUp:
+    """The last incremental run of a stratum that cost more than recomputing would have: it
+    gave up and recomputed, or it finished over its budget. The size of its change next to
+    the stored rows it read (rows in / stored), and how many later changes at least that
+    large are still recomputed at once, without an incremental run first. A run that gives
+    up has spent its time for nothing, and a stream's epochs bring changes of like size,
+    which would likely give up too: over 100k edges every 100-edge delete tried and gave up
+    (12-19 s each), recomputed at once they took 7.8 s, about a run from scratch. It is a
+    bet: over 1M edges one 100-edge insert ran incrementally at half a run from scratch and
+    the next gave up, so the deletes after it recomputed (bench/README). The memory runs out,
+    so that a stratum whose incremental runs got cheaper tries again."""
+
+    ratio: float
+    left: int
+    # A change of 90% of that size counts as as large: the stored rows it is measured against
+    # are counted batch by batch, so they grow with every epoch (deletions too), and the next
+    # change of the same size is a little smaller next to them.
+    like: ClassVar[float] = 0.9
+
+    def recompute_at_once(self, rows_in: int, stored: int) -> bool:
+        """Whether a change of `rows_in` rows over `stored` is recomputed without trying;
+        uses up one of the recomputes left if so."""
+        if self.left <= 0 or rows_in < self.like * self.ratio * stored:
+            return False
+        self.left -= 1
+        return True
