@@ -96,10 +96,16 @@ class Config:
     # iterations left until its last evaluation from scratch's depth, at the pace of its last
     # iteration, would take longer than this times that evaluation (scaled to its inputs'
     # size), or when what it spent and those would take longer than twice that (inf: never;
-    # 0: after its first iteration; runtime/stratum.Scratch.overrun). Reachability over 100k
+    # 0: after its first iteration; runtime/fallback.Scratch.overrun). Reachability over 100k
     # edges, 100- and 1,000-edge epochs: 1.10-1.67x from scratch, 1.84-2.28x when only the
     # time taken counted (bench/README, 2026-11-26).
     incremental_budget: float = 1.0
+    # ... and when the paces of its earlier incremental iterations guess the iterations left
+    # (runtime/fallback.Paces), it gives up once the guess is above this times the budget.
+    # Going on past a guess that fell short costs up to twice a run from scratch, giving up
+    # after one that overshot about one run (a recompute); the guesses at a change's first
+    # iterations fell short by 1.25-2x on reachability's 100- and 1,000-edge changes.
+    guess_margin: float = 0.8
     # An evaluation from scratch that ran in the process's first epoch counts at this fraction
     # of its time in the budget of later epochs (1: as it was measured). On a cold JVM the
     # engine's first epoch runs its code interpreted and compiles it meanwhile: reachability
@@ -109,7 +115,7 @@ class Config:
     cold_scratch: float = 0.5
     # After an incremental run gives up, or finishes over that budget, this many later changes
     # about as large (at least 90%, next to the stored rows) are recomputed at once, without
-    # trying first (0: never; see runtime/stratum.GaveUp).
+    # trying first (0: never; see runtime/fallback.GaveUp).
     recompute_memory: int = 8
 
 

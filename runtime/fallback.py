@@ -10,7 +10,7 @@ These are plain values and functions of them, kept with the durable state (`Scra
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 
@@ -35,8 +35,23 @@ class Scratch:
         process has run the engine's code since (`warm`)."""
         return self.seconds * (cold_scratch if self.cold and warm else 1.0)
 
+    def then(self, new: Scratch, cold_scratch: float) -> Scratch:
+        """What later runs are measured against once `new` (a recompute) ran after this
+        one: `new`, but when it ran warm no dearer than this one would be now (at
+        `cold_scratch` of its time if it ran cold) over `new`'s rows. A run from scratch gets
+        cheaper as the JVM compiles the code it runs, not dearer: reachability over 100k
+        edges, its initial epoch 16.5 s (cold), its first recompute in the next epoch 8.9 s
+        (the traces' rebuild ran for the first time), later ones 5.7-7.5 s and a warm run
+        from scratch 4.8-6.0 s; measured against that first recompute, a 1,000-edge insert
+        ran incrementally for 14 s before giving up. A recompute in a process's first epoch
+        (cold, as the run before it was in its own process) replaces it as it is."""
+        if new.cold:
+            return new
+        before = self.seconds_now(True, cold_scratch) * max(1.0, new.rows / max(self.rows, 1))
+        return replace(new, seconds=min(new.seconds, before))
+
     def overrun(self, budget: float, spent: float, i: int, pace: float,
-                ahead: float | None = None) -> bool:
+                ahead: float | None = None, margin: float = 1.0) -> bool:
         """Whether an incremental run about to run iteration i gives up and recomputes: the
         iterations left would cost more than the budget (what was spent is spent either way),
         or finishing would cost more than giving up at the budget would have (the budget and
@@ -45,7 +60,9 @@ class Scratch:
         What the iterations left cost is `ahead`, when the stratum's paces can tell it
         (Paces.ahead: from this evaluation's deltas, at the share of them the change has
         reached, priced at what its incremental iterations of such sizes took), and never
-        less than one more iteration at the pace of the last. Otherwise they are the
+        less than one more iteration at the pace of the last; a guess gives up above
+        `margin` times the budget (config.guess_margin: a guess that falls short costs
+        more than one that overshoots). Otherwise they are the
         iterations until this evaluation's depth, each at the pace of the last one: a change
         whose deltas stay small goes at the pace of a small action, which a run from scratch
         pays for each of its iterations too; one that runs deeper than this evaluation counts
@@ -53,10 +70,10 @@ class Scratch:
         budget, the first 100-edge delete over 100k edges, two iterations of a few rows from
         its end, took 14.8 s where finishing took about 10 s."""
         if ahead is None:
-            ahead = max(self.iterations - i, 1) * pace
+            ahead, limit = max(self.iterations - i, 1) * pace, budget
         else:
-            ahead = max(ahead, pace)
-        return ahead > budget or spent + ahead > 2 * budget
+            ahead, limit = max(ahead, pace), margin * budget
+        return ahead > limit or spent + ahead > 2 * budget
 
 
 @dataclass
@@ -68,14 +85,18 @@ class Paces:
     which cost little, and they grow as the change spreads through the fixpoint, as the
     evaluation from scratch's did. Reachability over 100k edges (a warm run from scratch
     4.8 s, 0.26 s an iteration): a 1,000-edge insert started with 2 rows at 0.2 s and peaked
-    at 3,913 rows at 2.0 s, 17.4 s in all; going by its first paces it ran on until it had
-    spent its budget, and gave up at about twice a run from scratch. An incremental
-    iteration took about 0.2 s with a few rows, 0.5 s with tens, 0.9 s with hundreds and
-    1.0-1.2 s with thousands: about a + b log(1 + rows), which is fitted to the last `keep`
-    iterations seen (the epoch's own included, so the first run learns as it goes)."""
+    at 3,913 rows at 2.0 s, 17.4 s in all; going by its last pace it ran on for 14 s before
+    giving up, 22 s in all. An incremental iteration took about 0.2 s with a few rows,
+    0.5 s with tens, 0.9 s with hundreds and 1.0-1.2 s with thousands: about
+    a + b log(1 + rows), which is fitted to the last `keep` iterations seen (the epoch's own
+    included, so the first run learns as it goes)."""
 
     seen: list[tuple[int, float]] = field(default_factory=list)  # (rows, seconds)
+    # of the last `keep_runs` incremental runs that finished, what each took over what was
+    # told at its first iteration that moved (that iteration's time and `ahead`)
+    misses: list[float] = field(default_factory=list)
     keep: ClassVar[int] = 64
+    keep_runs: ClassVar[int] = 16
     least: ClassVar[int] = 3  # fewer iterations seen than this tell nothing
 
     def add(self, rows: int, seconds: float) -> None:
@@ -84,6 +105,23 @@ class Paces:
         if rows > 0:
             self.seen.append((rows, seconds))
             del self.seen[:-self.keep]
+
+    def missed(self, told: float, took: float) -> None:
+        """A run that finished took `took` seconds where it was told `told` (see misses)."""
+        if told > 0 and took > 0:
+            self.misses.append(took / told)
+            del self.misses[:-self.keep_runs]
+
+    def biased(self, ahead: float | None) -> float | None:
+        """`ahead` corrected by how far the finished runs' first guesses missed (their
+        geometric mean, within 0.5-4x; 1 before any finished). The shares a guess assumes
+        understate a change that spreads: its deltas fall off later than the evaluation from
+        scratch's, whose frontier runs out of new rows first. Over reachability at 100k
+        edges, runs finished in 0.5-2.0x their first guess, the largest changes the most."""
+        if ahead is None or not self.misses:
+            return ahead
+        bias = math.exp(sum(math.log(m) for m in self.misses) / len(self.misses))
+        return ahead * min(max(bias, 0.5), 4.0)
 
     def fit(self) -> tuple[float, float] | None:
         """(a, b) of seconds ≈ a + b log(1 + rows), by least squares over what was seen; b is

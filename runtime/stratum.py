@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Callable, ClassVar, Generator, Hashable
+from typing import Callable, Generator, Hashable
 
 from pyspark.sql import DataFrame
 
@@ -34,6 +34,7 @@ from ddlog.errors import EvaluationError
 from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import,
                                 Join, Negate, Output, Select, Union_)
 from runtime.config import DEFAULT, Config
+from runtime.fallback import GaveUp, Paces, Scratch
 from runtime.operators import Context, Operator, Probe, build_operator
 from runtime.operators.base import KeysOf
 from runtime.operators.linear import column_sources, linear_fn, renames
@@ -44,68 +45,6 @@ from runtime.trace import INF, Flat, Mapped, Shifted, Summed, Trace, TraceView
 from runtime.zset import consolidate, negate, union_all
 
 Progress = Callable[[str], None]
-
-
-@dataclass
-class Scratch:
-    """A stratum's last evaluation from scratch (a first epoch or a recompute)."""
-
-    seconds: float  # what it took
-    rows: int  # the rows its inputs held then
-    iterations: int  # the depth of its fixpoint
-    # whether it ran in the process's first epoch, on a JVM that had not yet compiled the
-    # engine's code paths (a `ddlog run`, a program's initial epoch), and so took longer than
-    # it would later in the process (StratumRuntime._budget)
-    cold: bool = False
-
-    def seconds_now(self, warm: bool, cold_scratch: float) -> float:
-        """What it would take now: its time, or `cold_scratch` of it when it ran cold and the
-        process has run the engine's code since (`warm`)."""
-        return self.seconds * (cold_scratch if self.cold and warm else 1.0)
-
-    def overrun(self, budget: float, spent: float, i: int, pace: float) -> bool:
-        """Whether an incremental run about to run iteration i gives up and recomputes: the
-        iterations left until this evaluation's depth, each at the pace of its last one,
-        would cost more than the budget (what was spent is spent either way), or finishing
-        would cost more than giving up at the budget would have (the budget and a recompute:
-        twice the budget). A change whose deltas stay small goes at the pace of a small
-        action, which a run from scratch pays for each of its iterations too, so only a
-        change whose deltas make its iterations dearer than that gives up early; one that
-        runs deeper than this evaluation counts one iteration left. A run past its budget
-        whose end is near finishes: given up at its budget, the first 100-edge delete over
-        100k edges, two iterations of a few rows from its end, took 14.8 s where finishing
-        took about 10 s."""
-        left = max(self.iterations - i, 1)
-        return left * pace > budget or spent + left * pace > 2 * budget
-
-
-@dataclass
-class GaveUp:
-    """The last incremental run of a stratum that cost more than recomputing would have: it
-    gave up and recomputed, or it finished over its budget. The size of its change next to
-    the stored rows it read (rows in / stored), and how many later changes at least that
-    large are still recomputed at once, without an incremental run first. A run that gives
-    up has spent its time for nothing, and a stream's epochs bring changes of like size,
-    which would likely give up too: over 100k edges every 100-edge delete tried and gave up
-    (12-19 s each), recomputed at once they took 7.8 s, about a run from scratch. It is a
-    bet: over 1M edges one 100-edge insert ran incrementally at half a run from scratch and
-    the next gave up, so the deletes after it recomputed (bench/README). The memory runs out,
-    so that a stratum whose incremental runs got cheaper tries again."""
-
-    ratio: float
-    left: int
-    # A change of 90% of that size counts as as large: the stored rows it is measured against
-    # are counted batch by batch, so they grow with every epoch (deletions too), and the next
-    # change of the same size is a little smaller next to them.
-    like: ClassVar[float] = 0.9
-
-    def recompute_at_once(self, rows_in: int, stored: int) -> bool:
-        """Whether a change of `rows_in` rows over `stored` is recomputed without trying;
-        uses up one of the recomputes left if so."""
-        if self.left <= 0 or rows_in < self.like * self.ratio * stored:
-            return False
-        self.left -= 1
-        return True
 
 
 @dataclass
@@ -167,6 +106,7 @@ class StratumRuntime:
         # incremental run is measured against
         self.scratch: Scratch | None = None
         self.gave_up: GaveUp | None = None  # its last incremental run that cost too much
+        self.paces = Paces()  # what its incremental iterations took, by their deltas' rows
         # epochs this process ran so far (each epoch asks every stratum, changed or not):
         # none yet means the JVM has not run the engine's code before (Scratch.cold)
         self.epochs_run = 0
@@ -335,14 +275,22 @@ class StratumRuntime:
         budget = None if fresh or not c.recursive else self._budget(imports)
         began = time.perf_counter()
         i, steps, pace = 0, 0, 0.0
+        last, rows = 0, 0  # the last iteration run, and the rows of its deltas
+        deltas: list[int] = []  # a fresh run's, by iteration (Scratch.deltas)
+        told = None  # what the paces first told this run it would take (Paces.missed)
         while True:
-            if budget is not None and steps and self.scratch is not None and \
-                    self.scratch.overrun(budget, time.perf_counter() - began, i, pace):
-                # iterating the change costs more than evaluating from scratch would: drop
-                # what this epoch recorded so far and recompute
-                self._abandon()
-                self._too_dear(stats, imports)
-                return self._recompute(imports, stats, progress, cold)
+            if budget is not None and steps and self.scratch is not None:
+                spent = time.perf_counter() - began
+                ahead = self.paces.ahead(self.scratch, last, rows)
+                if told is None and ahead is not None:
+                    told = spent + ahead
+                if self.scratch.overrun(budget, spent, i, pace, self.paces.biased(ahead),
+                                        self.config.guess_margin):
+                    # iterating the change costs more than evaluating from scratch would:
+                    # drop what this epoch recorded so far and recompute
+                    self._abandon()
+                    self._too_dear(stats, imports)
+                    return self._recompute(imports, stats, progress, cold)
             steps += 1
             if steps > self.max_iterations or i > self.max_iterations:
                 raise EvaluationError(
@@ -351,9 +299,15 @@ class StratumRuntime:
             started = time.perf_counter()
             sizes, moved = yield from self._iteration(i, feedback, inline)
             pace = time.perf_counter() - started
+            last, rows = i, sum(sizes)
+            if fresh:
+                deltas += [0] * (i + 1 - len(deltas))
+                deltas[i] = rows
+            elif c.recursive:
+                self.paces.add(rows, pace)
             if progress is not None:
                 progress(f"stratum {c.stratum} ({name}) iteration {i}: "
-                         f"delta {sum(sizes)} rows, {pace:.1f}s")
+                         f"delta {rows} rows, {pace:.1f}s")
             if not c.recursive:
                 break
             if moved:
@@ -365,6 +319,8 @@ class StratumRuntime:
             i = nxt
         if budget is not None and time.perf_counter() - began > budget:
             self._too_dear(stats, imports)  # finished, but a recompute would have cost less
+        if told is not None:
+            self.paces.missed(told, time.perf_counter() - began)
         if c.recursive:
             for nid in inline:
                 self.out_traces[nid].replace_lazy(self.ops[nid].whole())
@@ -372,7 +328,7 @@ class StratumRuntime:
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
         if fresh:
             self.scratch = Scratch(time.perf_counter() - began, self._stored(imports), steps,
-                                   cold)
+                                   cold, deltas)
         return stats
 
     def costs(self) -> dict[str, dict]:
@@ -483,8 +439,10 @@ class StratumRuntime:
         stats.iterations = done.iterations
         # what the next recompute will cost: this one's whole time, not its run's alone
         assert run.scratch is not None
-        self.scratch = Scratch(time.perf_counter() - began, run.scratch.rows,
-                               run.scratch.iterations, cold)
+        measured = Scratch(time.perf_counter() - began, run.scratch.rows,
+                           run.scratch.iterations, cold, run.scratch.deltas)
+        self.scratch = (measured if self.scratch is None
+                        else self.scratch.then(measured, self.config.cold_scratch))
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
         return stats
 

@@ -54,8 +54,8 @@ class Manifest:
     # edited module is another program and is refused like an edited program.
     modules: dict[str, str] = field(default_factory=dict)
     # what the cost-based fallback measured, by stratum number: `scratch` (its last
-    # evaluation from scratch: seconds, rows, iterations, cold) and `gave_up` (its last incremental
-    # run that gave up: ratio, left), each when there is one (runtime/stratum.py)
+    # evaluation from scratch: seconds, rows, iterations, cold, deltas) and `gave_up` (its last
+    # incremental run that gave up: ratio, left), each when there is one (runtime/fallback.py)
     costs: dict[str, dict] = field(default_factory=dict)
 
     def body(self) -> dict:
@@ -152,6 +152,13 @@ class _Reader:
             raise ValueError(f"{self._name(key)}: not true or false")
         return v
 
+    def counts(self, key: str) -> list[int]:
+        """A list of non-negative integers that states written before it lack: empty there."""
+        v = self.d.get(key, [])
+        if not isinstance(v, list):
+            raise ValueError(f"{self._name(key)}: not a list")
+        return [self.check_int(n, f"{self._name(key)}[{k}]") for k, n in enumerate(v)]
+
     def list(self, key: str) -> list:
         v = self._get(key)
         if not isinstance(v, list):
@@ -179,7 +186,8 @@ class _Reader:
 
 # the fields of each measurement a manifest's `costs` holds per stratum, and their kinds
 _COSTS = {"scratch": {"seconds": _Reader.number, "rows": _Reader.int,
-                      "iterations": _Reader.int, "cold": _Reader.flag},
+                      "iterations": _Reader.int, "cold": _Reader.flag,
+                      "deltas": _Reader.counts},
           "gave_up": {"ratio": _Reader.number, "left": _Reader.int}}
 
 

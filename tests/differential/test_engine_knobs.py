@@ -279,12 +279,65 @@ def test_a_give_up_is_remembered(spark):
     step([("insert", "Edge", (2, 5))], 2)  # smaller: tried, gave up
 
 
+def test_an_incremental_runs_paces_tell_it_to_give_up(spark, monkeypatch):
+    """The evaluation from scratch keeps its deltas' rows by iteration (Scratch.deltas), and
+    an incremental run its iterations' paces (Paces); before each iteration after the first,
+    the run asks them what the iterations left will take (Paces.ahead, of the last iteration
+    run and its rows) and gives up when that is more than its budget, though the last pace
+    alone would go on. Every epoch agrees with the oracle."""
+    from ddlog.api import Program
+    from runtime.fallback import Paces
+
+    asked: list[tuple[int, int]] = []
+    dear = [False]  # whether the paces say the rest is dearer than any budget
+    ahead = Paces.ahead
+
+    def told(self, scratch, i, rows):
+        asked.append((i, rows))
+        return 1e9 if dear[0] and rows else ahead(self, scratch, i, rows)
+
+    monkeypatch.setattr(Paces, "ahead", told)
+    # a budget no run overruns by its last pace (the rows are few, the pace is quick)
+    config = Config(recompute_ratio=float("inf"), incremental_budget=1000.0,
+                    recompute_memory=0)
+    p = Program.load(os.path.join(PROGRAMS, "reach.dl"), spark, config=config)
+    d = Differential(p, "reach (paces that tell a run to give up)")
+    stratum = next(s for s in p.engine.strata if "Reach" in s.circuit.relations)
+
+    def mode() -> str:
+        return next(s.mode for s in p.last_commit.strata if "Reach" in s.relations)
+
+    n = 8
+    d.step([("insert", "Root", (0,))] + [("insert", "Edge", (k, k + 1)) for k in range(n)])
+    assert mode() == "fresh" and not asked
+    deltas = stratum.scratch.deltas
+    # one delta an iteration, each iteration's rows; the chain reached one node an iteration
+    assert len(deltas) == stratum.scratch.iterations and all(deltas[:n + 1]), deltas
+    assert not stratum.paces.seen
+    # the chain grows by 3 nodes: iteration 0 moves nothing (the change meets the past at
+    # iteration n + 1, where the run jumps), then one node an iteration, each asked about
+    # after it ran
+    d.step([("insert", "Edge", (k, k + 1)) for k in range(n, n + 3)])
+    assert mode() == "incremental"
+    assert asked[0] == (0, 0) and [a for a in asked if a[1]] == [(9, 1), (10, 1), (11, 1)]
+    assert [rows for rows, _ in stratum.paces.seen] == [1, 1, 1]  # the horizon's not seen
+    # the same change again, the rest told dear: given up after its first iteration that
+    # moved, and recomputed
+    asked.clear()
+    dear[0] = True
+    d.step([("insert", "Edge", (k, k + 1)) for k in range(n + 3, n + 6)])
+    assert mode() == "recomputed" and asked == [(0, 0), (12, 1)], asked
+    assert stratum.gave_up is not None
+    # the recompute's deltas are the new evaluation from scratch's: the longer chain's
+    assert len(stratum.scratch.deltas) > len(deltas)
+
+
 def test_a_run_finished_over_its_budget_is_remembered(spark, monkeypatch):
     """An incremental run that finishes, but over its budget, cost more than a recompute
     would have, as one that gives up does: the next change about as large recomputes at
     once. (Here no run gives up, and every budget is spent: a tiny one.)"""
     from ddlog.api import Program
-    from runtime.stratum import Scratch
+    from runtime.fallback import Scratch
 
     monkeypatch.setattr(Scratch, "overrun", lambda *args: False)
     config = Config(recompute_ratio=float("inf"), incremental_budget=1e-9, recompute_memory=1)

@@ -123,13 +123,16 @@ def test_the_fallbacks_measurements_are_kept_and_checked(tmp_path):
     """Manifest.costs: each stratum's last evaluation from scratch and last give-up read back
     as written; a state written before they were kept has none; a malformed one is refused,
     naming the field."""
-    costs = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3, "cold": True},
+    costs = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3, "cold": True,
+                               "deltas": [4, 9, 2]},
                    "gave_up": {"ratio": 0.25, "left": 7}}}
     m = Manifest(program_hash("p"), "/x/p.dl", 3, costs=costs)
     assert Manifest.from_json(m.to_json()).costs == costs
-    # a scratch measured before `cold` was kept counts as warm (as it was used then)
+    # a scratch measured before `cold` was kept counts as warm (as it was used then), one
+    # before its `deltas` were kept has none (its incremental runs' paces cannot tell ahead)
     older = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3}}}
-    assert Manifest.from_json(resealed(m, costs=older)).costs["2"]["scratch"]["cold"] is False
+    read = Manifest.from_json(resealed(m, costs=older)).costs["2"]["scratch"]
+    assert read["cold"] is False and read["deltas"] == []
     assert "costs" not in json.loads(resealed(m, drop=("costs",)))
     assert Manifest.from_json(resealed(m, drop=("costs",))).costs == {}
     for bad, message in [
@@ -145,6 +148,10 @@ def test_the_fallbacks_measurements_are_kept_and_checked(tmp_path):
         ({"2": {"budget": {}}}, "costs.2.budget: not a measurement"),
         ({"2": {"scratch": {"seconds": 1, "rows": 1, "iterations": 1, "cold": 1}}},
          "costs.2.scratch.cold: not true or false"),
+        ({"2": {"scratch": {"seconds": 1, "rows": 1, "iterations": 1, "deltas": 3}}},
+         "costs.2.scratch.deltas: not a list"),
+        ({"2": {"scratch": {"seconds": 1, "rows": 1, "iterations": 1, "deltas": [1, -2]}}},
+         r"costs.2.scratch.deltas\[1\]: not a non-negative integer"),
     ]:
         with pytest.raises(ValueError, match=message):
             Manifest.from_json(resealed(m, costs=bad))
