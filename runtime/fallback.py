@@ -35,19 +35,18 @@ class Scratch:
         process has run the engine's code since (`warm`)."""
         return self.seconds * (cold_scratch if self.cold and warm else 1.0)
 
-    def then(self, new: Scratch, cold_scratch: float) -> Scratch:
+    def then(self, new: Scratch) -> Scratch:
         """What later runs are measured against once `new` (a recompute) ran after this
-        one: `new`, but when it ran warm no dearer than this one would be now (at
-        `cold_scratch` of its time if it ran cold) over `new`'s rows. A run from scratch gets
-        cheaper as the JVM compiles the code it runs, not dearer: reachability over 100k
-        edges, its initial epoch 16.5 s (cold), its first recompute in the next epoch 8.9 s
-        (the traces' rebuild ran for the first time), later ones 5.7-7.5 s and a warm run
-        from scratch 4.8-6.0 s; measured against that first recompute, a 1,000-edge insert
-        ran incrementally for 14 s before giving up. A recompute in a process's first epoch
-        (cold, as the run before it was in its own process) replaces it as it is."""
-        if new.cold:
+        one. A recompute measured warm after a run measured cold replaces it as measured:
+        the cold run's discount (config.cold_scratch) is a guess, and cold runs took 1.7-3.3x a
+        warm one in different hours. After a warm one it counts no dearer than that one
+        over its own rows: a run from scratch gets cheaper as the JVM compiles the code it
+        runs, not dearer (reachability over 100k edges: the first recompute 8.9 s, as it ran
+        the traces' rebuild for the first time, the next ones 5.7-7.5 s). A recompute in a
+        process's first epoch (cold itself) replaces it as it is."""
+        if new.cold or self.cold:
             return new
-        before = self.seconds_now(True, cold_scratch) * max(1.0, new.rows / max(self.rows, 1))
+        before = self.seconds * max(1.0, new.rows / max(self.rows, 1))
         return replace(new, seconds=min(new.seconds, before))
 
     def overrun(self, budget: float, spent: float, i: int, pace: float,

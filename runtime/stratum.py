@@ -441,8 +441,7 @@ class StratumRuntime:
         assert run.scratch is not None
         measured = Scratch(time.perf_counter() - began, run.scratch.rows,
                            run.scratch.iterations, cold, run.scratch.deltas)
-        self.scratch = (measured if self.scratch is None
-                        else self.scratch.then(measured, self.config.cold_scratch))
+        self.scratch = measured if self.scratch is None else self.scratch.then(measured)
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)
         return stats
 

@@ -147,18 +147,20 @@ def test_the_first_guesses_misses_correct_the_next():
     assert len(q.misses) == Paces.keep_runs
 
 
-def test_a_warm_recompute_is_measured_no_dearer_than_the_run_before_it():
-    # the initial epoch ran cold (16 s: 8 s warm); the first recompute, in a later epoch,
-    # took 9 s as it ran the traces' rebuild for the first time
+def test_a_warm_recompute_is_measured_no_dearer_than_the_warm_run_before_it():
+    # the first recompute took 9 s, as it ran the traces' rebuild for the first time
+    first = Scratch(seconds=9.0, rows=100_000, iterations=16)
+    then = first.then(Scratch(7.0, 100_000, 16, deltas=[1, 2]))
+    assert (then.seconds, then.cold, then.deltas) == (7.0, False, [1, 2])
+    assert first.then(Scratch(10.0, 100_000, 16)).seconds == 9.0
+    # over more rows, the run before scaled to them
+    assert first.then(Scratch(12.0, 125_000, 16)).seconds == 11.25
+    # after a run measured cold, as measured: the cold run's discount is a guess
     initial = Scratch(seconds=16.0, rows=100_000, iterations=16, cold=True)
-    then = initial.then(Scratch(9.0, 100_000, 16, deltas=[1, 2]), cold_scratch=0.5)
-    assert (then.seconds, then.cold, then.deltas) == (8.0, False, [1, 2])
-    # cheaper: as measured; over more rows, the run before scaled to them
-    assert initial.then(Scratch(6.0, 100_000, 16), 0.5).seconds == 6.0
-    assert initial.then(Scratch(12.0, 125_000, 16), 0.5).seconds == 10.0
+    assert initial.then(first) == first
     # a recompute in a process's first epoch (cold itself) replaces it as it is
     cold = Scratch(20.0, 100_000, 16, cold=True)
-    assert SCRATCH.then(cold, 0.5) == cold
+    assert SCRATCH.then(cold) == cold
 
 
 def test_a_guess_gives_up_within_its_margin_of_the_budget():
