@@ -77,78 +77,96 @@ class Scratch:
 
 @dataclass
 class Paces:
-    """What a stratum's incremental iterations took by the rows of their deltas, and what
-    the iterations left of a run will take by them.
+    """What a stratum's incremental iterations took by the rows of their deltas and of the
+    deltas their run had made before them, and what the iterations left of a run will take
+    by them.
 
     The last pace alone misjudges a change early in its run: its first deltas are a few rows,
     which cost little, and they grow as the change spreads through the fixpoint, as the
     evaluation from scratch's did. Reachability over 100k edges (a warm run from scratch
-    4.8 s, 0.26 s an iteration): a 1,000-edge insert started with 2 rows at 0.2 s and peaked
-    at 3,913 rows at 2.0 s, 17.4 s in all; going by its last pace it ran on for 14 s before
-    giving up, 22 s in all. An incremental iteration took about 0.2 s with a few rows,
-    0.5 s with tens, 0.9 s with hundreds and 1.0-1.2 s with thousands: about
-    a + b log(1 + rows), which is fitted to the last `keep` iterations seen (the epoch's own
-    included, so the first run learns as it goes)."""
+    4.4-5.4 s, 0.26 s an iteration): a 1,000-edge insert started with 2 rows at 0.3 s and
+    peaked at 4,017 rows at 1.8 s, 18.6 s in all; going by its last pace it ran on for 14 s
+    before giving up, 22 s in all. An iteration also reads what its run made before it (the
+    traces' batches of this epoch, a distinct's history): that insert's iterations of 151 and
+    34 rows near its end took 2.0 and 0.9 s, where a 10-edge change's of 20 rows took 0.4 s.
+    So seconds ≈ a + b log(1 + rows) + c log(1 + rows before), fitted by least squares to
+    the last `keep` iterations seen (the epoch's own included, so the first run learns as
+    it goes), b and c not below 0."""
 
-    seen: list[tuple[int, float]] = field(default_factory=list)  # (rows, seconds)
-    # of the last `keep_runs` incremental runs that finished, what each took over what was
-    # told at its first iteration that moved (that iteration's time and `ahead`)
-    misses: list[float] = field(default_factory=list)
+    seen: list[tuple[int, int, float]] = field(default_factory=list)  # (rows, before, s)
     keep: ClassVar[int] = 64
-    keep_runs: ClassVar[int] = 16
-    least: ClassVar[int] = 3  # fewer iterations seen than this tell nothing
+    # fewer iterations seen than this tell nothing: a fit over the first few, all of one
+    # small change, guessed 131 s for a 10-edge delete that took 7 s
+    least: ClassVar[int] = 6
 
-    def add(self, rows: int, seconds: float) -> None:
-        """An incremental iteration whose deltas held `rows` rows took `seconds` (one that
-        moved nothing, the horizon's, is not one of a change's)."""
+    def add(self, rows: int, before: int, seconds: float) -> None:
+        """An incremental iteration whose deltas held `rows` rows, after `before` rows of
+        its run's earlier iterations, took `seconds` (one that moved nothing, the horizon's,
+        is not one of a change's)."""
         if rows > 0:
-            self.seen.append((rows, seconds))
+            self.seen.append((rows, before, seconds))
             del self.seen[:-self.keep]
 
-    def missed(self, told: float, took: float) -> None:
-        """A run that finished took `took` seconds where it was told `told` (see misses)."""
-        if told > 0 and took > 0:
-            self.misses.append(took / told)
-            del self.misses[:-self.keep_runs]
-
-    def biased(self, ahead: float | None) -> float | None:
-        """`ahead` corrected by how far the finished runs' first guesses missed (their
-        geometric mean, within 0.5-4x; 1 before any finished). The shares a guess assumes
-        understate a change that spreads: its deltas fall off later than the evaluation from
-        scratch's, whose frontier runs out of new rows first. Over reachability at 100k
-        edges, runs finished in 0.5-2.0x their first guess, the largest changes the most."""
-        if ahead is None or not self.misses:
-            return ahead
-        bias = math.exp(sum(math.log(m) for m in self.misses) / len(self.misses))
-        return ahead * min(max(bias, 0.5), 4.0)
-
-    def fit(self) -> tuple[float, float] | None:
-        """(a, b) of seconds ≈ a + b log(1 + rows), by least squares over what was seen; b is
-        not below 0 (an iteration does not get cheaper with more rows: a fit over a few
+    def fit(self) -> tuple[float, float, float] | None:
+        """(a, b, c) of seconds ≈ a + b log(1 + rows) + c log(1 + rows before), by least
+        squares over what was seen; a term whose coefficient comes out below 0 is dropped and
+        the rest fitted again (an iteration does not get cheaper with more rows: a fit over
         noisy small iterations might say so). None before `least` iterations were seen."""
         if len(self.seen) < self.least:
             return None
-        xs = [math.log1p(r) for r, _ in self.seen]
-        ys = [s for _, s in self.seen]
-        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-        var = sum((x - mx) ** 2 for x in xs)
-        b = max(0.0, sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var) if var else 0.0
-        return my - b * mx, b
+        xs = [(math.log1p(r), math.log1p(b)) for r, b, _ in self.seen]
+        ys = [t for _, _, t in self.seen]
+        for terms in ((0, 1), (0,), (1,), ()):
+            coef = _least_squares([[x[k] for k in terms] for x in xs], ys)
+            if coef is not None and all(v >= 0 for v in coef[1:]):
+                out = [coef[0], 0.0, 0.0]
+                for k, v in zip(terms, coef[1:]):
+                    out[1 + k] = v
+                return out[0], out[1], out[2]
+        return sum(ys) / len(ys), 0.0, 0.0
 
-    def ahead(self, scratch: Scratch, i: int, rows: int) -> float | None:
+    def ahead(self, scratch: Scratch, i: int, rows: int, before: int) -> float | None:
         """What the iterations after iteration i of an incremental run, whose deltas held
-        `rows` rows, will take: its deltas at the share of the evaluation from scratch's they
-        now are (rows / its deltas at i), each iteration priced by `fit`; at least one
-        iteration is left. None when that cannot be told: no fit yet, the evaluation's
-        deltas not known (a state written before they were kept) or empty at i, or no rows
-        at i."""
+        `rows` rows after `before` rows of its earlier ones, will take: its deltas at the
+        share of the evaluation from scratch's they now are (rows / its deltas at i), each
+        iteration priced by `fit`; at least one iteration is left. None when that cannot be
+        told: no fit yet, the evaluation's deltas not known (a state written before they
+        were kept) or empty at i, or no rows at i."""
         fit = self.fit()
         deltas = scratch.deltas
         if fit is None or rows <= 0 or i >= len(deltas) or deltas[i] <= 0:
             return None
-        a, b = fit
-        share = rows / deltas[i]
-        return sum(a + b * math.log1p(share * d) for d in (deltas[i + 1:] or [0]))
+        a, b, c = fit
+        share, made = rows / deltas[i], before + rows
+        # an iteration where less than half a row is left has likely seen the change die
+        # out (a 10-edge change over 100k edges ended 3-4 iterations before the depth): it
+        # is not counted, so that a small change's guess is not its depth's tail
+        left = [share * d for d in deltas[i + 1:] if share * d >= 0.5] or [0.0]
+        total = 0.0
+        for r in left:
+            total += max(0.0, a + b * math.log1p(r) + c * math.log1p(made))
+            made += r
+        return total
+
+
+def _least_squares(xs: list[list[float]], ys: list[float]) -> list[float] | None:
+    """The intercept and coefficients of ys ≈ k0 + k1 x1 + ... by least squares (the
+    normal equations, solved by elimination); None when they have no single solution (a
+    term that does not vary)."""
+    rows = [[1.0, *x] for x in xs]
+    n = len(rows[0])
+    m = [[sum(r[p] * r[q] for r in rows) for q in range(n)]
+         + [sum(r[p] * y for r, y in zip(rows, ys))] for p in range(n)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda k: abs(m[k][col]))
+        if abs(m[pivot][col]) < 1e-9:
+            return None
+        m[col], m[pivot] = m[pivot], m[col]
+        for k in range(n):
+            if k != col:
+                f = m[k][col] / m[col][col]
+                m[k] = [u - f * v for u, v in zip(m[k], m[col])]
+    return [m[k][n] / m[k][k] for k in range(n)]
 
 
 @dataclass
@@ -170,6 +188,18 @@ class GaveUp:
     # are counted batch by batch, so they grow with every epoch (deletions too), and the next
     # change of the same size is a little smaller next to them.
     like: ClassVar[float] = 0.9
+    # A run that gave up after spending less than this share of its budget is not
+    # remembered: it gave up at its first iterations, on its paces' guess (Paces.ahead), and
+    # trying the next change costs as little; a wrong guess, remembered, made every larger
+    # change recompute at once (make bench: the first 10-edge insert gave up, and the 10- to
+    # 1,000-edge epochs after it recomputed, 1.0-1.26x a run from scratch, where 10-edge
+    # epochs ran incrementally at about 0.5x).
+    cheap: ClassVar[float] = 0.25
+
+    @classmethod
+    def remembered(cls, spent: float, budget: float) -> bool:
+        """Whether a run that gave up after `spent` seconds of its `budget` is remembered."""
+        return spent >= cls.cheap * budget
 
     def recompute_at_once(self, rows_in: int, stored: int) -> bool:
         """Whether a change of `rows_in` rows over `stored` is recomputed without trying;

@@ -275,22 +275,21 @@ class StratumRuntime:
         budget = None if fresh or not c.recursive else self._budget(imports)
         began = time.perf_counter()
         i, steps, pace = 0, 0, 0.0
-        last, rows = 0, 0  # the last iteration run, and the rows of its deltas
+        # the last iteration run, the rows of its deltas and of the run's before it
+        last, rows, before = 0, 0, 0
         deltas: list[int] = []  # a fresh run's, by iteration (Scratch.deltas)
-        told = None  # what the paces first told this run it would take (Paces.missed)
         while True:
-            if budget is not None and steps and self.scratch is not None:
-                spent = time.perf_counter() - began
-                ahead = self.paces.ahead(self.scratch, last, rows)
-                if told is None and ahead is not None:
-                    told = spent + ahead
-                if self.scratch.overrun(budget, spent, i, pace, self.paces.biased(ahead),
-                                        self.config.guess_margin):
-                    # iterating the change costs more than evaluating from scratch would:
-                    # drop what this epoch recorded so far and recompute
-                    self._abandon()
+            spent = time.perf_counter() - began
+            if budget is not None and steps and self.scratch is not None and \
+                    self.scratch.overrun(budget, spent, i, pace,
+                                         self.paces.ahead(self.scratch, last, rows, before),
+                                         self.config.guess_margin):
+                # iterating the change costs more than evaluating from scratch would: drop
+                # what this epoch recorded so far and recompute
+                self._abandon()
+                if GaveUp.remembered(spent, budget):
                     self._too_dear(stats, imports)
-                    return self._recompute(imports, stats, progress, cold)
+                return self._recompute(imports, stats, progress, cold)
             steps += 1
             if steps > self.max_iterations or i > self.max_iterations:
                 raise EvaluationError(
@@ -299,12 +298,12 @@ class StratumRuntime:
             started = time.perf_counter()
             sizes, moved = yield from self._iteration(i, feedback, inline)
             pace = time.perf_counter() - started
-            last, rows = i, sum(sizes)
+            last, before, rows = i, before + rows, sum(sizes)
             if fresh:
                 deltas += [0] * (i + 1 - len(deltas))
                 deltas[i] = rows
             elif c.recursive:
-                self.paces.add(rows, pace)
+                self.paces.add(rows, before, pace)
             if progress is not None:
                 progress(f"stratum {c.stratum} ({name}) iteration {i}: "
                          f"delta {rows} rows, {pace:.1f}s")
@@ -319,8 +318,6 @@ class StratumRuntime:
             i = nxt
         if budget is not None and time.perf_counter() - began > budget:
             self._too_dear(stats, imports)  # finished, but a recompute would have cost less
-        if told is not None:
-            self.paces.missed(told, time.perf_counter() - began)
         if c.recursive:
             for nid in inline:
                 self.out_traces[nid].replace_lazy(self.ops[nid].whole())

@@ -283,7 +283,7 @@ def test_an_incremental_runs_paces_tell_it_to_give_up(spark, monkeypatch):
     """The evaluation from scratch keeps its deltas' rows by iteration (Scratch.deltas), and
     an incremental run its iterations' paces (Paces); before each iteration after the first,
     the run asks them what the iterations left will take (Paces.ahead, of the last iteration
-    run and its rows) and gives up when that is more than its budget, though the last pace
+    run, its rows and the rows before it) and gives up when that is more than its budget, though the last pace
     alone would go on. Every epoch agrees with the oracle."""
     from ddlog.api import Program
     from runtime.fallback import Paces
@@ -292,9 +292,9 @@ def test_an_incremental_runs_paces_tell_it_to_give_up(spark, monkeypatch):
     dear = [False]  # whether the paces say the rest is dearer than any budget
     ahead = Paces.ahead
 
-    def told(self, scratch, i, rows):
+    def told(self, scratch, i, rows, before):
         asked.append((i, rows))
-        return 1e9 if dear[0] and rows else ahead(self, scratch, i, rows)
+        return 1e9 if dear[0] and rows else ahead(self, scratch, i, rows, before)
 
     monkeypatch.setattr(Paces, "ahead", told)
     # a budget no run overruns by its last pace (the rows are few, the pace is quick)
@@ -320,14 +320,20 @@ def test_an_incremental_runs_paces_tell_it_to_give_up(spark, monkeypatch):
     d.step([("insert", "Edge", (k, k + 1)) for k in range(n, n + 3)])
     assert mode() == "incremental"
     assert asked[0] == (0, 0) and [a for a in asked if a[1]] == [(9, 1), (10, 1), (11, 1)]
-    assert [rows for rows, _ in stratum.paces.seen] == [1, 1, 1]  # the horizon's not seen
+    # the horizon's not seen; each after the rows of the iterations before it
+    assert [seen[:2] for seen in stratum.paces.seen] == [(1, 0), (1, 1), (1, 2)]
     # the same change again, the rest told dear: given up after its first iteration that
     # moved, and recomputed
     asked.clear()
     dear[0] = True
     d.step([("insert", "Edge", (k, k + 1)) for k in range(n + 3, n + 6)])
     assert mode() == "recomputed" and asked == [(0, 0), (12, 1)], asked
-    assert stratum.gave_up is not None
+    # it gave up having spent next to nothing of its budget: not remembered (GaveUp.cheap),
+    # so the next change as large tries incrementally
+    assert stratum.gave_up is None
+    dear[0] = False
+    d.step([("insert", "Edge", (k, k + 1)) for k in range(n + 6, n + 9)])
+    assert mode() == "incremental"
     # the recompute's deltas are the new evaluation from scratch's: the longer chain's
     assert len(stratum.scratch.deltas) > len(deltas)
 
