@@ -103,8 +103,9 @@ class Config:
     # ... and when the paces of its earlier incremental iterations guess the iterations left
     # (runtime/fallback.Paces), it gives up once the guess is above this times the budget.
     # Going on past a guess that fell short costs up to twice a run from scratch, giving up
-    # after one that overshot about one run (a recompute); the guesses at a change's first
-    # iterations fell short by 1.25-2x on reachability's 100- and 1,000-edge changes.
+    # after one that overshot about one run (a recompute); over reachability at 100k edges
+    # the guesses at a change's first iterations were 0.3-1.1x what 10- and 100-edge
+    # changes took, and 0.4-0.6x what 1,000-edge ones took (bench/paces.py).
     guess_margin: float = 0.8
     # An evaluation from scratch that ran in the process's first epoch counts at this fraction
     # of its time in the budget of later epochs (1: as it was measured). On a cold JVM the

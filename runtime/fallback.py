@@ -38,8 +38,8 @@ class Scratch:
     def then(self, new: Scratch) -> Scratch:
         """What later runs are measured against once `new` (a recompute) ran after this
         one. A recompute measured warm after a run measured cold replaces it as measured:
-        the cold run's discount (config.cold_scratch) is a guess, and cold runs took 1.7-3.3x a
-        warm one in different hours. After a warm one it counts no dearer than that one
+        the cold run's discount (config.cold_scratch) is a guess, and cold runs took 1.6-3.4x
+        a warm one in different hours. After a warm one it counts no dearer than that one
         over its own rows: a run from scratch gets cheaper as the JVM compiles the code it
         runs, not dearer (reachability over 100k edges: the first recompute 8.9 s, as it ran
         the traces' rebuild for the first time, the next ones 5.7-7.5 s). A recompute in a
@@ -86,7 +86,7 @@ class Paces:
     evaluation from scratch's did. Reachability over 100k edges (a warm run from scratch
     4.4-5.4 s, 0.26 s an iteration): a 1,000-edge insert started with 2 rows at 0.3 s and
     peaked at 4,017 rows at 1.8 s, 18.6 s in all; going by its last pace it ran on for 14 s
-    before giving up, 22 s in all. An iteration also reads what its run made before it (the
+    before giving up, 22 s in all (bench/paces.py). An iteration also reads what its run made before it (the
     traces' batches of this epoch, a distinct's history): that insert's iterations of 151 and
     34 rows near its end took 2.0 and 0.9 s, where a 10-edge change's of 20 rows took 0.4 s.
     So seconds ≈ a + b log(1 + rows) + c log(1 + rows before), fitted by least squares to

@@ -283,8 +283,9 @@ def test_an_incremental_runs_paces_tell_it_to_give_up(spark, monkeypatch):
     """The evaluation from scratch keeps its deltas' rows by iteration (Scratch.deltas), and
     an incremental run its iterations' paces (Paces); before each iteration after the first,
     the run asks them what the iterations left will take (Paces.ahead, of the last iteration
-    run, its rows and the rows before it) and gives up when that is more than its budget, though the last pace
-    alone would go on. Every epoch agrees with the oracle."""
+    run, its rows and the rows before it) and gives up when that is more than its budget,
+    though the last pace alone would go on; a give-up that cost next to nothing is not
+    remembered. Every epoch agrees with the oracle."""
     from ddlog.api import Program
     from runtime.fallback import Paces
 
