@@ -35,6 +35,12 @@ class Scratch:
         process has run the engine's code since (`warm`)."""
         return self.seconds * (cold_scratch if self.cold and warm else 1.0)
 
+    def scale(self, rows: int) -> float:
+        """How many times its time a run over `rows` input rows would take: their ratio to
+        its rows, never less than once (a run over fewer rows still walks its fixpoint's
+        depth)."""
+        return max(1.0, rows / max(self.rows, 1))
+
     def then(self, new: Scratch) -> Scratch:
         """What later runs are measured against once `new` (a recompute) ran after this
         one. A recompute measured warm after a run measured cold replaces it as measured:
@@ -46,8 +52,7 @@ class Scratch:
         process's first epoch (cold itself) replaces it as it is."""
         if new.cold or self.cold:
             return new
-        before = self.seconds * max(1.0, new.rows / max(self.rows, 1))
-        return replace(new, seconds=min(new.seconds, before))
+        return replace(new, seconds=min(new.seconds, self.seconds * self.scale(new.rows)))
 
     def overrun(self, budget: float, spent: float, i: int, pace: float,
                 ahead: float | None = None, margin: float = 1.0) -> bool:
@@ -84,14 +89,14 @@ class Paces:
     The last pace alone misjudges a change early in its run: its first deltas are a few rows,
     which cost little, and they grow as the change spreads through the fixpoint, as the
     evaluation from scratch's did. Reachability over 100k edges (a warm run from scratch
-    4.4-5.4 s, 0.26 s an iteration): a 1,000-edge insert started with 2 rows at 0.3 s and
-    peaked at 4,017 rows at 1.8 s, 18.6 s in all; going by its last pace it ran on for 14 s
-    before giving up, 22 s in all (bench/paces.py). An iteration also reads what its run made before it (the
-    traces' batches of this epoch, a distinct's history): that insert's iterations of 151 and
-    34 rows near its end took 2.0 and 0.9 s, where a 10-edge change's of 20 rows took 0.4 s.
-    So seconds ≈ a + b log(1 + rows) + c log(1 + rows before), fitted by least squares to
-    the last `keep` iterations seen (the epoch's own included, so the first run learns as
-    it goes), b and c not below 0."""
+    4.4-5.4 s, 0.26 s an iteration): a 1,000-edge insert started with 2 rows at 0.3 s and peaked at
+    4,017 rows at 1.8 s, 18.6 s in all; going by its last pace it ran on for 14 s before giving
+    up, 22 s in all (bench/paces.py). An iteration also reads what its run made before it (the
+    traces' batches of this epoch, a distinct's history): that insert's iterations of 151 and 34
+    rows near its end took 2.0 and 0.9 s, where a 10-edge change's of 20 rows took 0.4 s. So
+    seconds ≈ a + b log(1 + rows) + c log(1 + rows before), fitted by least squares to the last
+    `keep` iterations seen (the epoch's own included, so the first run learns as it goes), b and
+    c not below 0."""
 
     seen: list[tuple[int, int, float]] = field(default_factory=list)  # (rows, before, s)
     keep: ClassVar[int] = 64
@@ -116,14 +121,14 @@ class Paces:
             return None
         xs = [(math.log1p(r), math.log1p(b)) for r, b, _ in self.seen]
         ys = [t for _, _, t in self.seen]
-        for terms in ((0, 1), (0,), (1,), ()):
+        for terms in ((0, 1), (0,), (1,)):
             coef = _least_squares([[x[k] for k in terms] for x in xs], ys)
             if coef is not None and all(v >= 0 for v in coef[1:]):
                 out = [coef[0], 0.0, 0.0]
                 for k, v in zip(terms, coef[1:]):
                     out[1 + k] = v
                 return out[0], out[1], out[2]
-        return sum(ys) / len(ys), 0.0, 0.0
+        return sum(ys) / len(ys), 0.0, 0.0  # neither term helps: the mean
 
     def ahead(self, scratch: Scratch, i: int, rows: int, before: int) -> float | None:
         """What the iterations after iteration i of an incremental run, whose deltas held

@@ -362,9 +362,8 @@ class StratumRuntime:
         process's first epoch (a `ddlog feed` on a state a `ddlog run` made) both are cold."""
         if self.scratch is None:
             return None
-        scale = max(1.0, self._stored(imports) / max(self.scratch.rows, 1))
         seconds = self.scratch.seconds_now(self.epochs_run > 1, self.config.cold_scratch)
-        return self.config.incremental_budget * seconds * scale
+        return self.config.incremental_budget * seconds * self.scratch.scale(self._stored(imports))
 
     def _too_dear(self, stats: StratumStats, imports: set[str]) -> None:
         """Remember this epoch's change as one that cost more incrementally than a recompute

@@ -228,7 +228,7 @@ def test_a_cold_run_from_scratch_counts_at_part_of_its_time_once_the_process_ran
     def watched(self, imports):
         got = budget(self, imports)
         if got is not None and "Path" in self.circuit.relations:
-            scale = max(1.0, self._stored(imports) / max(self.scratch.rows, 1))
+            scale = self.scratch.scale(self._stored(imports))
             seen.append((self.scratch.cold, got / (self.scratch.seconds * scale)))
         return got
 
