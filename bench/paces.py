@@ -18,7 +18,6 @@ It changes nothing in the engine: Scratch.overrun is wrapped in this process onl
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import re
@@ -91,20 +90,15 @@ def main() -> int:
     workloads.add_arguments(ap)
     ap.add_argument("--plan", default=PLAN, help="the epochs: kind:rows x times,...")
     ap.add_argument("--scratch", type=int, default=2, help="runs from scratch at the end")
-    ap.add_argument("--knobs", default="", metavar="NAME=VALUE,...",
-                    help="the engine's knobs (runtime/config.py)")
+    workloads.add_knobs(ap)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args()
     plan = parse_plan(args.plan)
 
     from ddlog.api import Program
-    from runtime.config import with_knobs
     from runtime.spark import get_session
 
-    try:
-        config = with_knobs(args.knobs)
-    except ValueError as e:
-        raise SystemExit(str(e))
+    config = workloads.config_of(args.knobs)
     spark = get_session(None, {})
     w = workloads.from_arguments(spark, args)
     watched = Watched()
@@ -126,10 +120,7 @@ def main() -> int:
         epochs.append(watched.epoch(q, "from scratch"))
     result = {"command": "python bench/paces.py " + " ".join(sys.argv[1:]),
               "date": time.strftime("%Y-%m-%d"), "epochs": epochs}
-    os.makedirs(args.out, exist_ok=True)
-    slug = "-".join(sys.argv[1:]).replace("/", "_").replace(".", "_").replace("=", "_")[:80]
-    with open(os.path.join(args.out, f"paces-{slug or args.workload}.json"), "w") as f:
-        json.dump(result, f, indent=1)
+    workloads.save(result, args.out, sys.argv[1:], args.workload, prefix="paces-")
     return 0
 
 

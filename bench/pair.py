@@ -42,13 +42,9 @@ def main() -> None:
     ap.add_argument("--memory", default="6g", help="the driver's memory")
     args = ap.parse_args()
 
-    from runtime.config import with_knobs
     from runtime.spark import get_session
 
-    try:
-        configs = {"a": with_knobs(args.a), "b": with_knobs(args.b)}
-    except ValueError as e:
-        raise SystemExit(str(e))
+    configs = {"a": workloads.config_of(args.a), "b": workloads.config_of(args.b)}
     spark = get_session(conf={"spark.driver.memory": args.memory})
     w = _from_scratch(spark, configs, args) if args.scratch else \
         workloads.from_arguments(spark, args)

@@ -22,7 +22,6 @@ For one workload (bench/workloads.py) it measures, in this order:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
@@ -196,28 +195,20 @@ def main() -> int:
     ap.add_argument("--master", default=None)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting (repeatable), e.g. spark.driver.memory=8g")
-    ap.add_argument("--knobs", default="", metavar="NAME=VALUE,...",
-                    help="the engine's knobs (runtime/config.py), e.g. local_rows=20000")
+    workloads.add_knobs(ap)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args()
 
-    from runtime.config import with_knobs
     from runtime.spark import get_session
 
-    try:
-        config = with_knobs(args.knobs)
-    except ValueError as e:
-        raise SystemExit(str(e))
+    config = workloads.config_of(args.knobs)
     spark = get_session(args.master, dict(c.split("=", 1) for c in args.conf))
     w = workloads.from_arguments(spark, args)
     batches = [int(b) for b in args.batches.split(",") if b]
     result = run(spark, w, batches, args.repeat, args.seed, config, args.warm)
     result["command"] = "python bench/run.py " + " ".join(sys.argv[1:])
     result["date"] = time.strftime("%Y-%m-%d")
-    os.makedirs(args.out, exist_ok=True)
-    slug = "-".join(sys.argv[1:]).replace("/", "_").replace(".", "_")[:80] or args.workload
-    with open(os.path.join(args.out, f"{slug}.json"), "w") as f:
-        json.dump(result, f, indent=2)
+    workloads.save(result, args.out, sys.argv[1:], args.workload)
     print(markdown(result))
     return 0
 

@@ -95,18 +95,13 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--warm", type=int, default=4, help="untimed 1-row epochs first")
     ap.add_argument("--batch", type=int, default=1, help="rows each measured epoch changes")
-    ap.add_argument("--knobs", default="", metavar="NAME=VALUE,...",
-                    help="the engine's knobs (runtime/config.py)")
+    workloads.add_knobs(ap)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
 
-    from runtime.config import with_knobs
     from runtime.spark import get_session
 
-    try:
-        config = with_knobs(args.knobs)
-    except ValueError as e:
-        raise SystemExit(str(e))
+    config = workloads.config_of(args.knobs)
     spark = get_session(None, dict(c.split("=", 1) for c in args.conf))
     w = workloads.from_arguments(spark, args)
     p = workloads.loaded(w, spark, config)

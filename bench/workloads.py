@@ -4,6 +4,7 @@ user would write by hand to compute the same output from scratch (the baseline t
 compared with)."""
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from ddlog.api import Program
+    from runtime.config import Config
 
 REACH = """
 input relation Edge(src: bigint, dst: bigint)
@@ -301,6 +303,33 @@ def some_rows(w: Workload, rng: random.Random, present: list[tuple], kind: str,
     if kind == "insert":
         return w.new_rows(rng, count)
     return [present.pop() for _ in range(count)]
+
+
+def add_knobs(ap: "argparse.ArgumentParser") -> None:
+    """The `--knobs` argument: the engine's knobs for the run (runtime/config.py)."""
+    ap.add_argument("--knobs", default="", metavar="NAME=VALUE,...",
+                    help="the engine's knobs (runtime/config.py), e.g. local_rows=20000")
+
+
+def config_of(knobs: str) -> "Config":
+    """The engine's configuration that `--knobs` names; a bad knob ends the run saying so."""
+    from runtime.config import with_knobs
+
+    try:
+        return with_knobs(knobs)
+    except ValueError as e:
+        raise SystemExit(str(e))
+
+
+def save(result: dict, out: str, argv: list[str], default: str, prefix: str = "") -> str:
+    """Write a run's result as JSON into `out`, named after its command line's arguments
+    (`default` when there are none); returns the file's path."""
+    slug = "-".join(argv).replace("/", "_").replace(".", "_")[:80] or default
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, f"{prefix}{slug}.json")
+    with open(path, "w") as f:
+        json.dump(result, f, indent=2)
+    return path
 
 
 def add_arguments(ap: "argparse.ArgumentParser") -> None:
