@@ -4,8 +4,8 @@ stratum's last evaluation from scratch (`Scratch`), gives up and recomputes when
 would cost more than that, at a pace its earlier iterations tell (`Paces`), and a give-up is
 remembered for the changes as large that follow (`GaveUp`).
 
-These are plain values and functions of them, kept with the durable state (`Scratch`,
-`GaveUp`: runtime/state/manifest.py reads them back) or in the process (`Paces`).
+These are plain values and functions of them, kept with the durable state
+(runtime/state/manifest.py reads them back).
 """
 from __future__ import annotations
 

@@ -329,10 +329,11 @@ class StratumRuntime:
         return stats
 
     def costs(self) -> dict[str, dict]:
-        """What the cost-based fallback measured (`scratch`, `gave_up`), as plain values for
-        durable state to keep: a state opened again by another process measures an
-        incremental run against the last evaluation from scratch, and recomputes at once after
-        a give-up, as the process that measured them would. Without them a re-opened state's
+        """What the cost-based fallback measured (`scratch`, `gave_up`, `paces`), as plain
+        values for durable state to keep: a state opened again by another process measures an
+        incremental run against the last evaluation from scratch, guesses its cost from the
+        paces seen before, and recomputes at once after a give-up, as the process that
+        measured them would. Without them a re-opened state's
         incremental runs never gave up: over 100k edges a 1,000-edge `ddlog feed` iterated for
         25 s where the `ddlog run` that made the state took 15 s in all."""
         out = {}
@@ -340,13 +341,20 @@ class StratumRuntime:
             out["scratch"] = asdict(self.scratch)
         if self.gave_up is not None:
             out["gave_up"] = asdict(self.gave_up)
+        if self.paces.seen:
+            out["paces"] = {"seen": [list(p) for p in self.paces.seen]}
         return out
 
     def remember_costs(self, costs: dict[str, dict]) -> None:
-        """Take back what `costs` returned (in another process, from durable state)."""
+        """Take back what `costs` returned (in another process, from durable state). The
+        paces come too: a `ddlog feed` runs one epoch in its process, which would otherwise
+        never see the iterations its guess needs (Paces.least) and always decide by the
+        last pace alone."""
         scratch, gave_up = costs.get("scratch"), costs.get("gave_up")
         self.scratch = Scratch(**scratch) if scratch is not None else None
         self.gave_up = GaveUp(**gave_up) if gave_up is not None else None
+        seen = costs.get("paces", {}).get("seen", [])
+        self.paces = Paces([(int(r), int(b), float(t)) for r, b, t in seen])
 
     def _stored(self, imports: set[str]) -> int:
         """The rows of the stratum's inputs, stored and changed this epoch."""

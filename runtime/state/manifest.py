@@ -54,8 +54,9 @@ class Manifest:
     # edited module is another program and is refused like an edited program.
     modules: dict[str, str] = field(default_factory=dict)
     # what the cost-based fallback measured, by stratum number: `scratch` (its last
-    # evaluation from scratch: seconds, rows, iterations, cold, deltas) and `gave_up` (its last
-    # incremental run that gave up: ratio, left), each when there is one (runtime/fallback.py)
+    # evaluation from scratch: seconds, rows, iterations, cold, deltas), `gave_up` (its last
+    # incremental run that gave up: ratio, left) and `paces` (its last incremental iterations:
+    # seen), each when there is one (runtime/fallback.py)
     costs: dict[str, dict] = field(default_factory=dict)
 
     def body(self) -> dict:
@@ -159,6 +160,17 @@ class _Reader:
             raise ValueError(f"{self._name(key)}: not a list")
         return [self.check_int(n, f"{self._name(key)}[{k}]") for k, n in enumerate(v)]
 
+    def points(self, key: str) -> list[list]:
+        """A list of [rows, rows before, seconds] (Paces.seen)."""
+        out = []
+        for k, v in enumerate(self.list(key)):
+            name = f"{self._name(key)}[{k}]"
+            if not isinstance(v, list) or len(v) != 3:
+                raise ValueError(f"{name}: not [rows, rows before, seconds]")
+            p = _Reader(dict(zip(("rows", "before", "seconds"), v)), name)
+            out.append([p.int("rows"), p.int("before"), p.number("seconds")])
+        return out
+
     def list(self, key: str) -> list:
         v = self._get(key)
         if not isinstance(v, list):
@@ -188,7 +200,8 @@ class _Reader:
 _COSTS = {"scratch": {"seconds": _Reader.number, "rows": _Reader.int,
                       "iterations": _Reader.int, "cold": _Reader.flag,
                       "deltas": _Reader.counts},
-          "gave_up": {"ratio": _Reader.number, "left": _Reader.int}}
+          "gave_up": {"ratio": _Reader.number, "left": _Reader.int},
+          "paces": {"seen": _Reader.points}}
 
 
 def _costs(d: dict) -> dict[str, dict]:

@@ -186,13 +186,15 @@ def test_durable_epochs_against_the_oracle(spark, tmp_path, threads, driver_rows
 def test_a_reopened_state_gives_up_and_recomputes_as_its_writer_would(spark, tmp_path):
     """What the cost-based fallback measured is kept with the state (Manifest.costs), so that
     each process that opens it again measures an incremental run against the evaluation from
-    scratch that made the state, and after a give-up recomputes a change as large at once.
+    scratch that made the state, guesses its cost from the paces earlier processes saw, and
+    after a give-up recomputes a change as large at once.
     Before, a re-opened state had no measurement: its incremental runs never gave up (a
     1,000-edge `ddlog feed` over 100k edges iterated for 25 s where the `ddlog run` that
     made the state took 15 s). Every epoch runs in a Database of its own and is checked
     against the oracle."""
     state = tmp_path / "state"
     inputs: dict[str, set] = {"Edge": set(), "Root": set()}
+    opened_with: list[list] = []  # the paces each process found in the state (Paces.seen)
 
     def epoch(updates: list, **knobs) -> str:
         """One epoch in a Database of its own; how the Reach stratum ran."""
@@ -201,6 +203,8 @@ def test_a_reopened_state_gives_up_and_recomputes_as_its_writer_would(spark, tmp
               else Database.for_program(str(REACH), str(state)))
         db.config = replace(db.config, **knobs)
         try:
+            stratum, = [s for s in db.engine.strata if "Reach" in s.circuit.relations]
+            opened_with.append(list(stratum.paces.seen))
             inputs, _ = _commit_checked(db, inputs, updates, f"after {updates}")
             mode, = [s.mode for s in db.last_commit.strata if "Reach" in s.relations]
             return mode
@@ -216,14 +220,22 @@ def test_a_reopened_state_gives_up_and_recomputes_as_its_writer_would(spark, tmp
     # it ran in its process's first epoch: counted cold (in a process that runs an epoch on
     # it before, at config.cold_scratch of its time: test_engine_knobs)
     assert costs[reach]["scratch"]["cold"] is True
+    # the chain grows by 2 nodes, incrementally: two iterations of one row each, after 0 and
+    # 1 rows of the run, whose paces the next process finds (Paces.ahead needs
+    # Paces.least of them: a `ddlog feed`'s one epoch would never see as many)
+    assert epoch([("insert", "Edge", (8, 9)), ("insert", "Edge", (9, 10))],
+                 incremental_budget=float("inf")) == "incremental"
+    costs = Manifest.from_json((state / "manifest.json").read_text()).costs
+    assert [p[:2] for p in costs[reach]["paces"]["seen"]] == [[1, 0], [1, 1]]
     # one edge, far below recompute_ratio: incremental, unless the run overruns its budget,
     # which with incremental_budget=0 it does after its first iteration
-    assert epoch([("insert", "Edge", (8, 9))], incremental_budget=0.0) == "recomputed"
+    assert epoch([("insert", "Edge", (10, 11))], incremental_budget=0.0) == "recomputed"
+    assert [tuple(p) for p in costs[reach]["paces"]["seen"]] == opened_with[-1]
     assert set(Manifest.from_json((state / "manifest.json").read_text())
-               .costs[reach]) == {"scratch", "gave_up"}
+               .costs[reach]) == {"scratch", "gave_up", "paces"}
     # a change as large, with no time budget at all: recomputed at once, as the give-up
     # taught the process before
-    assert epoch([("insert", "Edge", (9, 10))], incremental_budget=float("inf")) \
+    assert epoch([("insert", "Edge", (11, 12))], incremental_budget=float("inf")) \
         == "recomputed"
     gave_up = Manifest.from_json((state / "manifest.json").read_text()).costs[reach]["gave_up"]
     assert gave_up["left"] == DEFAULT.recompute_memory - 1  # one of its recomputes used

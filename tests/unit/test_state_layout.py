@@ -120,12 +120,13 @@ def test_program_check(tmp_path):
 
 
 def test_the_fallbacks_measurements_are_kept_and_checked(tmp_path):
-    """Manifest.costs: each stratum's last evaluation from scratch and last give-up read back
-    as written; a state written before they were kept has none; a malformed one is refused,
-    naming the field."""
+    """Manifest.costs: each stratum's last evaluation from scratch, last give-up and paces
+    read back as written; a state written before they were kept has none; a malformed one is
+    refused, naming the field."""
     costs = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3, "cold": True,
                                "deltas": [4, 9, 2]},
-                   "gave_up": {"ratio": 0.25, "left": 7}}}
+                   "gave_up": {"ratio": 0.25, "left": 7},
+                   "paces": {"seen": [[3, 0, 0.5], [40, 3, 1.25]]}}}
     m = Manifest(program_hash("p"), "/x/p.dl", 3, costs=costs)
     assert Manifest.from_json(m.to_json()).costs == costs
     # a scratch measured before `cold` was kept counts as warm (as it was used then), one
@@ -152,6 +153,13 @@ def test_the_fallbacks_measurements_are_kept_and_checked(tmp_path):
          "costs.2.scratch.deltas: not a list"),
         ({"2": {"scratch": {"seconds": 1, "rows": 1, "iterations": 1, "deltas": [1, -2]}}},
          r"costs.2.scratch.deltas\[1\]: not a non-negative integer"),
+        ({"2": {"paces": {}}}, "costs.2.paces.seen: missing"),
+        ({"2": {"paces": {"seen": [[1, 2]]}}},
+         r"costs.2.paces.seen\[0\]: not \[rows, rows before, seconds\]"),
+        ({"2": {"paces": {"seen": [[1, 2, 0.5], [1, -2, 0.5]]}}},
+         r"costs.2.paces.seen\[1\].before: not a non-negative integer"),
+        ({"2": {"paces": {"seen": [[1, 2, "fast"]]}}},
+         r"costs.2.paces.seen\[0\].seconds: not a non-negative number"),
     ]:
         with pytest.raises(ValueError, match=message):
             Manifest.from_json(resealed(m, costs=bad))
