@@ -3,6 +3,7 @@ command a separate process, as a command-line user runs them, on a reachability 
 
     python bench/feeds.py --edges 100000 [--sizes 1,100,1000] [--repeat 2]
     python bench/feeds.py --edges 1000000 --sizes 1,100 --compare reads
+    python bench/feeds.py --edges 100000 --sizes 1000 --compare paces --warm 3
 
 Every feed goes into a fresh copy of the state `run` made, in turns, two ways:
 - `--compare costs` (the default): as stored (the manifest keeps what the cost-based fallback
@@ -11,7 +12,11 @@ Every feed goes into a fresh copy of the state `run` made, in turns, two ways:
   incremental runs then never give up);
 - `--compare reads`: as a short command reads its state (its batches from their files,
   ddlog/app/database._short_lived) and as a process that stays would (each batch arranged in
-  memory at its first read, small actions interpreted).
+  memory at its first read, small actions interpreted);
+- `--compare paces`: as stored and with the incremental iterations' paces removed (as states
+  were stored before they were kept: a feed's run then guesses nothing before its sixth
+  iteration, runtime/fallback.Paces). `--warm K` first feeds K 30-edge changes into the state
+  `run` made, one command each, so that it holds some paces.
 Wall seconds of whole commands, the epoch's own seconds and how the recursive stratum ran,
 medians; run nothing else at the same time.
 """
@@ -30,13 +35,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.commands import REACH, ddlog, reach_inputs  # noqa: E402
 
 
-def forget_costs(state: Path) -> None:
-    """The state's manifest without the fallback's measurements."""
+def forget_costs(state: Path, only: str | None = None) -> None:
+    """The state's manifest without the fallback's measurements (`only`: that one of them,
+    of every stratum)."""
     from runtime.state.manifest import Manifest
 
     path = state / "manifest.json"
     manifest = Manifest.from_json(path.read_text())
-    manifest.costs = {}
+    manifest.costs = {} if only is None else {
+        n: {k: v for k, v in c.items() if k != only} for n, c in manifest.costs.items()}
     path.write_text(manifest.to_json())
 
 
@@ -44,7 +51,8 @@ def forget_costs(state: Path) -> None:
 # not applied)
 ARRANGED = ("-c", "import sys, ddlog.app.database as d; d._short_lived = lambda c, m: c; "
                   "from ddlog.app.cli import main; sys.exit(main(sys.argv[1:]))")
-WAYS = {"costs": ("kept", "forgotten"), "reads": ("files", "arranged")}
+WAYS = {"costs": ("kept", "forgotten"), "reads": ("files", "arranged"),
+        "paces": ("paces", "no paces")}
 
 
 def feed(state: Path, dat: Path, how: str) -> dict:
@@ -63,6 +71,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--compare", choices=sorted(WAYS), default="costs",
                     help="the two ways each feed runs (see above)")
+    ap.add_argument("--warm", type=int, default=0,
+                    help="30-edge feeds into the state before the feeds measured")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     nodes = max(10, args.edges // 3)
@@ -71,6 +81,11 @@ def main() -> int:
     run, _ = ddlog("run", str(REACH), "--state", str(made),
                    *reach_inputs(work, args.edges, nodes, rng))
     print(f"`ddlog run` over {args.edges:,} edges: {run:.1f} s", flush=True)
+    for k in range(args.warm):
+        dat = work / f"warm{k}.dat"
+        dat.write_text("".join(f"insert Edge({rng.randrange(nodes)},{rng.randrange(nodes)});\n"
+                               for _ in range(30)))
+        print(f"  warm-up feed {k}: {feed(made, dat, 'paces')}", flush=True)
     result: dict = {"edges": args.edges, "compare": args.compare, "run": run, "feeds": []}
     for size in [int(s) for s in args.sizes.split(",")]:
         ways = WAYS[args.compare]
@@ -85,6 +100,8 @@ def main() -> int:
                 shutil.copytree(made, state)
                 if how == "forgotten":
                     forget_costs(state)
+                elif how == "no paces":
+                    forget_costs(state, only="paces")
                 runs[how].append(feed(state, dat, how))
         row = {"size": size, "runs": runs}
         for how, got in runs.items():
