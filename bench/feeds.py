@@ -55,6 +55,13 @@ WAYS = {"costs": ("kept", "forgotten"), "reads": ("files", "arranged"),
         "paces": ("paces", "no paces")}
 
 
+def edges_dat(path: Path, size: int, nodes: int, rng: random.Random) -> Path:
+    """A change file inserting `size` random edges among `nodes` nodes."""
+    path.write_text("".join(f"insert Edge({rng.randrange(nodes)},{rng.randrange(nodes)});\n"
+                            for _ in range(size)))
+    return path
+
+
 def feed(state: Path, dat: Path, how: str) -> dict:
     entry = ARRANGED if how == "arranged" else ("-m", "ddlog")
     secs, out = ddlog("feed", "--state", str(state), "--format", "json", str(dat), entry=entry)
@@ -82,18 +89,14 @@ def main() -> int:
                    *reach_inputs(work, args.edges, nodes, rng))
     print(f"`ddlog run` over {args.edges:,} edges: {run:.1f} s", flush=True)
     for k in range(args.warm):
-        dat = work / f"warm{k}.dat"
-        dat.write_text("".join(f"insert Edge({rng.randrange(nodes)},{rng.randrange(nodes)});\n"
-                               for _ in range(30)))
-        print(f"  warm-up feed {k}: {feed(made, dat, 'paces')}", flush=True)
+        dat = edges_dat(work / f"warm{k}.dat", 30, nodes, rng)
+        print(f"  warm-up feed {k}: {feed(made, dat, 'kept')}", flush=True)
     result: dict = {"edges": args.edges, "compare": args.compare, "run": run, "feeds": []}
     for size in [int(s) for s in args.sizes.split(",")]:
         ways = WAYS[args.compare]
         runs: dict[str, list[dict]] = {how: [] for how in ways}
         for k in range(args.repeat):
-            dat = work / f"insert{size}-{k}.dat"
-            dat.write_text("".join(f"insert Edge({rng.randrange(nodes)},{rng.randrange(nodes)});\n"
-                                   for _ in range(size)))
+            dat = edges_dat(work / f"insert{size}-{k}.dat", size, nodes, rng)
             for how in ways if k % 2 == 0 else reversed(ways):  # each way first in turn
                 state = work / how
                 shutil.rmtree(state, ignore_errors=True)
