@@ -353,8 +353,8 @@ class StratumRuntime:
         scratch, gave_up = costs.get("scratch"), costs.get("gave_up")
         self.scratch = Scratch(**scratch) if scratch is not None else None
         self.gave_up = GaveUp(**gave_up) if gave_up is not None else None
-        seen = costs.get("paces", {}).get("seen", [])
-        self.paces = Paces([(int(r), int(b), float(t)) for r, b, t in seen])
+        # checked on read (Manifest.costs): kept as the tuples Paces.add makes
+        self.paces = Paces([tuple(p) for p in costs.get("paces", {}).get("seen", [])])
 
     def _stored(self, imports: set[str]) -> int:
         """The rows of the stratum's inputs, stored and changed this epoch."""
