@@ -333,6 +333,7 @@ class Differential:
         self.expected: Rows = {name: Counter() if info.weighted else set()
                                for name, info in self.program.relations.items()}
         self.log: list[list[Update]] = []
+        self.stats: list = []  # every epoch's runtime.stats.EpochStats (p.last_commit)
 
     def where(self) -> str:
         return f"[{self.label} seed={self.seed} epoch={self.epoch}]"
@@ -362,6 +363,7 @@ class Differential:
             changes = self.p.commit()
         except Exception as e:  # name the seed and epoch, so the failure can be replayed
             raise AssertionError(f"{self.context()}\ncommit failed: {e!r}") from e
+        self.stats.append(self.p.last_commit)
         old = self.expected
         if self.epoch == 0:  # the first epoch inserts the facts of input relations first
             self.inputs = apply_updates(self.inputs, [
