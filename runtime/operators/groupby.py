@@ -12,7 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import GroupBy
-from runtime.catalyst import col
+from runtime.catalyst import aggregate_where, col
 from runtime.config import DEFAULT, Config
 from runtime.expr import compile_expr, sort
 from runtime.operators.base import Context, Operator, Step, narrow
@@ -48,12 +48,13 @@ class GroupByOp(Operator):
         if z is None:
             return None
         rows = consolidate(z, self.in_cols, positive=True)  # summed over iterations too
-        items = F.collect_list("__e")
+        items = F.collect_list(self.elem)
         if self.counted:  # each valuation once per unit of its multiplicity
-            items = F.flatten(F.collect_list(F.array_repeat("__e", col(WEIGHT).cast("int"))))
-        g = (rows.select(*self.keys, self.elem.alias("__e"), WEIGHT)
-             .groupBy(*self.keys).agg(sort(items, self.elem_type).alias("__items"))
-             .filter(F.size("__items") > 0))  # no keys: a global group of nothing is no group
+            items = F.flatten(F.collect_list(F.array_repeat(self.elem,
+                                                            col(WEIGHT).cast("int"))))
+        # the aggregate and its filter as one plan (the API's way is three, each analysed)
+        g = aggregate_where(rows, self.keys, sort(items, self.elem_type).alias("__items"),
+                            F.size("__items") > 0)  # no keys: a global group of nothing is none
         return g.select(*self.keys,
                         F.struct(self._key().alias("key"), col("__items").alias("items"))
                         .alias(self.column),
