@@ -32,6 +32,7 @@ from ddlog.types import RelationInfo
 from ddlog.types import Type, TypeMapping
 from ddlog.values import Record, canonical_map, canonical_set, sort_key, wrap_int
 from runtime.config import Config
+from runtime.stats import EpochStats
 from tests.oracle import apply_updates, evaluate
 
 # The programs' and targeted tests drive the incremental path through every epoch, however
@@ -333,7 +334,7 @@ class Differential:
         self.expected: Rows = {name: Counter() if info.weighted else set()
                                for name, info in self.program.relations.items()}
         self.log: list[list[Update]] = []
-        self.stats: list = []  # every epoch's runtime.stats.EpochStats (p.last_commit)
+        self.stats: list[EpochStats] = []  # every epoch's, as p.last_commit gives it
 
     def where(self) -> str:
         return f"[{self.label} seed={self.seed} epoch={self.epoch}]"
