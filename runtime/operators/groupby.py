@@ -50,8 +50,7 @@ class GroupByOp(Operator):
         rows = consolidate(z, self.in_cols, positive=True)  # summed over iterations too
         items = F.collect_list(self.elem)
         if self.counted:  # each valuation once per unit of its multiplicity
-            items = F.flatten(F.collect_list(F.array_repeat(self.elem,
-                                                            col(WEIGHT).cast("int"))))
+            items = F.flatten(F.collect_list(F.array_repeat(self.elem, col(WEIGHT).cast("int"))))
         # the aggregate and its filter as one plan (the API's way is three, each analysed)
         g = aggregate_where(rows, self.keys, sort(items, self.elem_type).alias("__items"),
                             F.size("__items") > 0)  # no keys: a global group of nothing is none

@@ -28,32 +28,32 @@ tests run them.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import pytest
 
 from runtime.config import Config
-from tests.differential.harness import Differential, ValueGen, Workload
+from tests.differential.harness import INCREMENTAL, Differential, ValueGen, Workload
 from tests.differential.test_engine_programs import WORKLOADS
 from tests.differential.test_lineage import CHAIN  # reachability alone
 from tests.support import PROGRAMS, seed_for
 
-# Left to the fallback's budget, a recursive stratum over these tiny inputs (whose run from
-# scratch takes a fraction of a second) gave up and was recomputed in most epochs: of its
-# 6-7 runs after the first, 0-5 were incremental under these knobs, none under `pruned`.
-_ALWAYS_INCREMENTAL = {"recompute_ratio": float("inf"), "incremental_budget": float("inf")}
-
+# Under all but `recompute` and `abandoned`, the harness's INCREMENTAL: left to the fallback's
+# budget, a recursive stratum over these tiny inputs (whose run from scratch takes a fraction
+# of a second) gave up and was recomputed in most epochs: of its 6-7 runs after the first,
+# 0-5 were incremental under these knobs, none under `pruned`.
 KNOBS = {
     "recompute": Config(recompute_ratio=0.0),
-    "pruned": Config(**_ALWAYS_INCREMENTAL, arrange_rows=0, lookup_keys=1_000,
-                     driver_rows=5_000, narrow_rows=0, inline_rows=-1),
+    "pruned": replace(INCREMENTAL, arrange_rows=0, lookup_keys=1_000, driver_rows=5_000,
+                      narrow_rows=0, inline_rows=-1),
     "abandoned": Config(recompute_ratio=float("inf"), incremental_budget=0.0,
                         recompute_memory=0),
-    "full": Config(**_ALWAYS_INCREMENTAL, arrangements=False, lookup_keys=-1, driver_rows=0),
-    "waves": Config(**_ALWAYS_INCREMENTAL, inline_fresh=False, inline_rows=-1,
-                    one_partition_locals=False),
+    "full": replace(INCREMENTAL, arrangements=False, lookup_keys=-1, driver_rows=0),
+    "waves": replace(INCREMENTAL, inline_fresh=False, inline_rows=-1,
+                     one_partition_locals=False),
     # results of more than 6 rows live on the executors: most packs of several frames are
     # large, and their small frames are split off into local relations of their own
-    "tiny_locals": Config(**_ALWAYS_INCREMENTAL, local_rows=6),
+    "tiny_locals": replace(INCREMENTAL, local_rows=6),
 }
 
 # a linear recursion, and a non-linear one over several relations
