@@ -324,7 +324,11 @@ class Engine:
             guessed = any(b.estimated for name in plans
                           for b in [*traces[name].cur_batches, *(traces[name].rebuilt or [])])
             large = (None if guessed else True) if rows > self.config.local_rows else False
-            frames.update(materialize_many(plans, expect_large=large, config=self.config))
+            # what the folds read (an inlined operator's batches by their estimates)
+            reads = sum(traces[name].past_rows() + traces[name].cur_rows(0, INF)
+                        for name in plans)
+            frames.update(materialize_many(plans, expect_large=large, config=self.config,
+                                           reads=reads))
             for name, t in traces.items():
                 t.end_epoch(None, [frames[name]] if name in folds else None)
         else:

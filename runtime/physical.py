@@ -105,11 +105,24 @@ def driver_sized(spark, config: Config = DEFAULT):
                                   **(_INTERPRETED if config.interpret_small else {})})
 
 
-def one_job(spark, config: Config = DEFAULT):
+def one_job(spark, config: Config = DEFAULT, interpret: bool = False):
     """Plan and run the actions inside as one Spark job each: without adaptive execution,
     which runs every shuffle stage as a job of its own (and re-plans between them). The
-    engine's joins say themselves where a broadcast pays (hints), so little is lost."""
-    return spark_settings(spark, {"spark.sql.adaptive.enabled": "false", **_optimiser(config)})
+    engine's joins say themselves where a broadcast pays (hints), so little is lost.
+    `interpret`: their plans read few rows (interprets), so their expressions are interpreted,
+    not compiled."""
+    return spark_settings(spark, {"spark.sql.adaptive.enabled": "false", **_optimiser(config),
+                                  **(_INTERPRETED_STAGES if interpret else {})})
+
+
+# an action's stages and expressions interpreted (one_job): no code generated for them
+_INTERPRETED_STAGES = {"spark.sql.codegen.wholeStage": "false", **_INTERPRETED}
+
+
+def interprets(config: Config, reads: int | None) -> bool:
+    """Whether an action whose plans read at most `reads` rows (None: not known) interprets
+    its expressions whatever the size of its result (config.interpret_rows)."""
+    return config.interpret_small and reads is not None and 0 <= reads <= config.interpret_rows
 
 
 @dataclass
@@ -138,7 +151,8 @@ def materialize(df: DataFrame | None, tag: str | None = None, expect_large: bool
 def materialize_many(dfs: dict[Hashable, DataFrame | None],
                      tags: dict[Hashable, str] | None = None,
                      expect_large: bool | None = False,
-                     config: Config = DEFAULT) -> dict[Hashable, Frame | None]:
+                     config: Config = DEFAULT,
+                     reads: int | None = None) -> dict[Hashable, Frame | None]:
     """Materialise several Z-sets with one Spark action (the stratum calls it once per wave
     of operators, the engine once for all inputs and once for all end-of-epoch folds): each is
     cut from its lineage and counted, per value of its `tags` column too; empty ones come
@@ -157,7 +171,9 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     unknown, e.g. a user's DataFrame) takes that way and then, if the result is small after
     all, turns it into a local relation (a second, cheap action). A large result's small
     frames (at most local_rows rows together) get a local relation of their own, by one more
-    action, so that reading them later does not scan the large frames packed beside them."""
+    action, so that reading them later does not scan the large frames packed beside them.
+    `reads`: at most how many rows the plans read, when known; few (`interprets`), the
+    action interprets its expressions however large its result."""
     tags = tags or {}
     keys = [k for k, d in dfs.items() if d is not None]
     out: dict[Hashable, Frame | None] = {k: None for k in dfs}
@@ -187,7 +203,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
             base, counts = _checkpoint_counted(whole.df)
             whole = None
     else:
-        with one_job(spark, config):
+        with one_job(spark, config, interprets(config, reads)):
             base, counts = _checkpoint_counted(packed)
         if expect_large is None and sum(counts.values()) <= config.local_rows:
             whole = _collect_local(base, columns, col_of, config, counts)

@@ -55,6 +55,7 @@ class Request:
     plans: dict[Hashable, DataFrame | None]
     tags: dict[Hashable, str]
     large: bool
+    reads: int | None = None  # at most how many rows the plans read (None: not known)
 
 
 # a stratum's epoch (StratumRuntime.epoch): yields Requests, is sent their frames, returns
@@ -79,8 +80,10 @@ def run_together(epochs: list[Epoch], config: Config = DEFAULT) -> list[StratumS
     while asked:
         plans = {(k, key): df for k, r in asked.items() for key, df in r.plans.items()}
         tags = {(k, key): t for k, r in asked.items() for key, t in r.tags.items()}
+        reads = [r.reads for r in asked.values()]
         frames = materialize_many(plans, tags, config=config,
-                                  expect_large=any(r.large for r in asked.values()))
+                                  expect_large=any(r.large for r in asked.values()),
+                                  reads=None if None in reads else sum(reads))
         answered, asked = asked, {}
         for k, r in answered.items():
             try:
@@ -418,8 +421,9 @@ class StratumRuntime:
         began = time.perf_counter()
         c = self.circuit
         values = {r: self.relation_traces[r].summed() for r in imports}
-        frames = materialize_many(values, config=self.config, expect_large=self._small(
-            [self.relation_traces[r] for r in imports]))
+        read = [self.relation_traces[r] for r in imports]
+        frames = materialize_many(values, config=self.config, expect_large=self._small(read),
+                                  reads=_known_rows(read))
         scratch: dict[str, Trace] = {}
         for r in [*imports, *c.relations]:
             scratch[r] = Trace(list(self.relation_traces[r].columns), self.config)
@@ -428,9 +432,10 @@ class StratumRuntime:
         run = StratumRuntime(c, scratch, self.config)
         done = run.run_epoch(progress)
         pairs = [(self.relation_traces[r], scratch[r]) for r in c.relations]
+        read = [t for pair in pairs for t in pair]
         changes = materialize_many(
             {k: _rebuilt_change(old, new) for k, (old, new) in enumerate(pairs)},
-            config=self.config, expect_large=self._small([t for pair in pairs for t in pair]))
+            config=self.config, expect_large=self._small(read), reads=_known_rows(read))
         for k, (old, new) in enumerate(pairs):
             old.rebuild(new.cur_batches, changes[k])
         # Only a relation's change has readers (later strata, the epoch's changes); an
@@ -453,10 +458,21 @@ class StratumRuntime:
         """materialize_many's expect_large for results no larger than these traces together:
         False (collected on the driver by one action) when they hold at most local_rows rows,
         else None (checkpointed, and counted, first)."""
-        known = [t.known_rows() for t in traces]
-        if any(n is None for n in known) or sum(known) > self.config.local_rows:
+        known = _known_rows(traces)
+        if known is None or known > self.config.local_rows:
             return None
         return False
+
+    def _reads(self, est: int) -> int:
+        """About how many rows an action of this stratum's epoch reads at most: those of
+        every trace it reads or writes (its imports', its relations' and its operators', this
+        epoch's batches too; an inlined operator's by its estimate) and `est`, its new
+        deltas' estimate."""
+        imports = self.circuit.imports()
+        traces = {id(t): t for t in [*(self.relation_traces[r] for r in imports),
+                                     *(self.relation_traces[r] for r in self.circuit.relations),
+                                     *self.out_traces.values()]}
+        return est + sum(t.past_rows() + t.cur_rows(0, INF) for t in traces.values())
 
     def _levels(self) -> dict[int, int]:
         """Each node's wave: the number of stateful operators on its longest path from an
@@ -533,7 +549,7 @@ class StratumRuntime:
             tags.update(probe_tags)
             est = sum(st.est for st in steps.values()) + probe_rows
             large = self.large or est > self.config.local_rows
-            frames = yield Request(plans, tags, large)
+            frames = yield Request(plans, tags, large, self._reads(est))
             for key, p in probes.items():
                 p.answer(frames[key])
             for nid, st in steps.items():
@@ -573,7 +589,8 @@ class StratumRuntime:
             plans, tags, est = _asked({("p", k): p for k, p in enumerate(probes)})
             plans.update({("q", k): q for k, q in enumerate(queries)})
             large = self.large or est > self.config.local_rows
-            frames = materialize_many(plans, tags, expect_large=large, config=self.config)
+            frames = materialize_many(plans, tags, expect_large=large, config=self.config,
+                                      reads=self._reads(est))
             for k, p in enumerate(probes):
                 fr = frames[("p", k)]
                 p.answer(fr)
@@ -623,6 +640,13 @@ def _asked(probes: dict[Hashable, Probe]) -> tuple[dict, dict, int]:
     return ({k: p.df for k, p in probes.items()},
             {k: p.tag for k, p in probes.items() if p.tag},
             sum(p.est for p in probes.values()))
+
+
+def _known_rows(traces: list[Trace]) -> int | None:
+    """The rows these traces hold together (Trace.known_rows), or None when one's count is an
+    estimate."""
+    known = [t.known_rows() for t in traces]
+    return None if None in known else sum(known)
 
 
 def _rebuilt_change(old: Trace, new: Trace) -> DataFrame | None:

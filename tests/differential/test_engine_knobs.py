@@ -197,6 +197,32 @@ def test_actions_run_with_the_optimisers_settings_of_the_config(spark, monkeypat
     assert spark.conf.get(key, "true") == before
 
 
+
+@pytest.mark.parametrize("interpret_rows", [Config.interpret_rows, -1])
+def test_actions_over_small_strata_interpret_what_they_would_compile(spark, interpret_rows):
+    """An action whose results go to the executors (more than local_rows rows), over a
+    stratum whose traces hold at most Config.interpret_rows rows, interprets its expressions:
+    Spark compiles next to no code for it (CodegenMetrics counts every class compiled in
+    this JVM, the local tasks' too); with interpret_rows=-1 it compiles as Spark does by
+    default (124-130 classes for these epochs, 1 interpreted). The results agree with the
+    oracle either way."""
+    from ddlog.api import Program
+
+    metrics = spark._jvm.org.apache.spark.metrics.source.CodegenMetrics
+    config = replace(INCREMENTAL, local_rows=2, interpret_rows=interpret_rows)
+    p = Program.load(os.path.join(PROGRAMS, "tc.dl"), spark, config=config)
+    d = Differential(p, f"tc (interpret_rows={interpret_rows})")
+    d.step([("insert", "Edge", (k, k + 1)) for k in range(6)])
+    before = metrics.METRIC_COMPILATION_TIME().getCount()
+    d.step([("insert", "Edge", (6, 7)), ("insert", "Edge", (7, 8))])
+    d.step([("delete", "Edge", (2, 3))])
+    compiled = metrics.METRIC_COMPILATION_TIME().getCount() - before
+    assert {s.mode for e in d.stats[1:] for s in e.strata} == {"incremental"}, d.stats
+    if interpret_rows == -1:
+        assert compiled >= 20, compiled
+    else:
+        assert compiled <= 5, compiled
+
 def test_incremental_epochs_after_a_recompute(spark):
     """A recompute rebuilds the stratum's traces from its run from scratch: its relations'
     with their change (what later strata and the epoch's changes read), its operators'
