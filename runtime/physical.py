@@ -172,7 +172,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     all, turns it into a local relation (a second, cheap action). A large result's small
     frames (at most local_rows rows together) get a local relation of their own, by one more
     action, so that reading them later does not scan the large frames packed beside them.
-    `reads`: at most how many rows the plans read, when known; few (`interprets`), the
+    `reads`: about how many rows the plans read at most, when known; few (`interprets`), the
     action interprets its expressions however large its result."""
     tags = tags or {}
     keys = [k for k, d in dfs.items() if d is not None]

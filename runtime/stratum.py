@@ -55,7 +55,7 @@ class Request:
     plans: dict[Hashable, DataFrame | None]
     tags: dict[Hashable, str]
     large: bool
-    reads: int | None = None  # at most how many rows the plans read (None: not known)
+    reads: int | None = None  # about how many rows the plans read at most (None: not known)
 
 
 # a stratum's epoch (StratumRuntime.epoch): yields Requests, is sent their frames, returns
