@@ -197,7 +197,6 @@ def test_actions_run_with_the_optimisers_settings_of_the_config(spark, monkeypat
     assert spark.conf.get(key, "true") == before
 
 
-
 @pytest.mark.parametrize("interpret_rows", [Config.interpret_rows, -1])
 def test_actions_over_small_strata_interpret_what_they_would_compile(spark, interpret_rows):
     """An action whose results go to the executors (more than local_rows rows), over a
@@ -222,6 +221,7 @@ def test_actions_over_small_strata_interpret_what_they_would_compile(spark, inte
         assert compiled >= 20, compiled
     else:
         assert compiled <= 5, compiled
+
 
 def test_incremental_epochs_after_a_recompute(spark):
     """A recompute rebuilds the stratum's traces from its run from scratch: its relations'
