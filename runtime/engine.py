@@ -324,9 +324,7 @@ class Engine:
             guessed = any(b.estimated for name in plans
                           for b in [*traces[name].cur_batches, *(traces[name].rebuilt or [])])
             large = (None if guessed else True) if rows > self.config.local_rows else False
-            # what the folds read (an inlined operator's batches by their estimates)
-            reads = sum(traces[name].past_rows() + traces[name].cur_rows(0, INF)
-                        for name in plans)
+            reads = sum(traces[name].held_rows() for name in plans)  # what the folds read
             frames.update(materialize_many(plans, expect_large=large, config=self.config,
                                            reads=reads))
             for name, t in traces.items():

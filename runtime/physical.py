@@ -122,7 +122,7 @@ _INTERPRETED_STAGES = {"spark.sql.codegen.wholeStage": "false", **_INTERPRETED}
 def interprets(config: Config, reads: int | None) -> bool:
     """Whether an action whose plans read at most `reads` rows (None: not known) interprets
     its expressions whatever the size of its result (config.interpret_rows)."""
-    return config.interpret_small and reads is not None and 0 <= reads <= config.interpret_rows
+    return config.interpret_small and reads is not None and reads <= config.interpret_rows
 
 
 @dataclass

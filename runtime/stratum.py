@@ -423,7 +423,7 @@ class StratumRuntime:
         values = {r: self.relation_traces[r].summed() for r in imports}
         read = [self.relation_traces[r] for r in imports]
         frames = materialize_many(values, config=self.config, expect_large=self._small(read),
-                                  reads=_known_rows(read))
+                                  reads=sum(t.held_rows() for t in read))
         scratch: dict[str, Trace] = {}
         for r in [*imports, *c.relations]:
             scratch[r] = Trace(list(self.relation_traces[r].columns), self.config)
@@ -435,7 +435,8 @@ class StratumRuntime:
         read = [t for pair in pairs for t in pair]
         changes = materialize_many(
             {k: _rebuilt_change(old, new) for k, (old, new) in enumerate(pairs)},
-            config=self.config, expect_large=self._small(read), reads=_known_rows(read))
+            config=self.config, expect_large=self._small(read),
+            reads=sum(t.held_rows() for t in read))
         for k, (old, new) in enumerate(pairs):
             old.rebuild(new.cur_batches, changes[k])
         # Only a relation's change has readers (later strata, the epoch's changes); an
@@ -458,8 +459,8 @@ class StratumRuntime:
         """materialize_many's expect_large for results no larger than these traces together:
         False (collected on the driver by one action) when they hold at most local_rows rows,
         else None (checkpointed, and counted, first)."""
-        known = _known_rows(traces)
-        if known is None or known > self.config.local_rows:
+        known = [t.known_rows() for t in traces]
+        if any(n is None for n in known) or sum(known) > self.config.local_rows:
             return None
         return False
 
@@ -472,7 +473,7 @@ class StratumRuntime:
         traces = {id(t): t for t in [*(self.relation_traces[r] for r in imports),
                                      *(self.relation_traces[r] for r in self.circuit.relations),
                                      *self.out_traces.values()]}
-        return est + sum(t.past_rows() + t.cur_rows(0, INF) for t in traces.values())
+        return est + sum(t.held_rows() for t in traces.values())
 
     def _levels(self) -> dict[int, int]:
         """Each node's wave: the number of stateful operators on its longest path from an
@@ -640,13 +641,6 @@ def _asked(probes: dict[Hashable, Probe]) -> tuple[dict, dict, int]:
     return ({k: p.df for k, p in probes.items()},
             {k: p.tag for k, p in probes.items() if p.tag},
             sum(p.est for p in probes.values()))
-
-
-def _known_rows(traces: list[Trace]) -> int | None:
-    """The rows these traces hold together (Trace.known_rows), or None when one's count is an
-    estimate."""
-    known = [t.known_rows() for t in traces]
-    return None if None in known else sum(known)
 
 
 def _rebuilt_change(old: Trace, new: Trace) -> DataFrame | None:

@@ -210,6 +210,11 @@ class Trace:
             return None
         return sum(b.rows for b in batches)
 
+    def held_rows(self) -> int:
+        """The rows of past and cur together, a lazy batch's by its operator's estimate:
+        about how many a plan over the whole trace reads."""
+        return sum(b.rows for b in [*self.batches, *self.cur_batches])
+
     def summed(self, include_cur: bool = True) -> DataFrame | None:
         """Σ over iterations of past (and cur): the relation's value as a Z-set (columns +
         _w, consolidated), None when nothing is stored."""
