@@ -100,8 +100,9 @@ class Config:
     # evaluated from scratch and its traces rebuilt (0: whenever it has a past; inf: never).
     recompute_ratio: float = 0.25
     # ... and an incremental run of a recursive stratum is abandoned and recomputed when the
-    # iterations left until its last evaluation from scratch's depth, at the pace of its last
-    # iteration, would take longer than this times that evaluation (scaled to its inputs'
+    # iterations left until its last evaluation from scratch's depth, at the mean pace of its
+    # iterations (corrected by how that misjudged earlier runs: fallback.Paces.correction),
+    # would take longer than this times that evaluation (scaled to its inputs'
     # size), or when what it spent and those would take longer than twice that (inf: never;
     # 0: after its first iteration; runtime/fallback.Scratch.overrun). Reachability over 100k
     # edges, 100- and 1,000-edge epochs: 1.10-1.67x from scratch, 1.84-2.28x when only the

@@ -54,6 +54,11 @@ class Scratch:
             return new
         return replace(new, seconds=min(new.seconds, self.seconds * self.scale(new.rows)))
 
+    def left(self, i: int, pace: float) -> float:
+        """What the iterations until this evaluation's depth take after iteration i, each at
+        `pace`; one iteration at least."""
+        return max(self.iterations - i, 1) * pace
+
     def overrun(self, budget: float, spent: float, i: int, pace: float,
                 ahead: float | None = None, margin: float = 1.0) -> bool:
         """Whether an incremental run about to run iteration i gives up and recomputes: the
@@ -64,17 +69,18 @@ class Scratch:
         What the iterations left cost is `ahead`, when the stratum's paces can tell it
         (Paces.ahead: from this evaluation's deltas, at the share of them the change has
         reached, priced at what its incremental iterations of such sizes took), and never
-        less than one more iteration at the pace of the last; a guess gives up above
-        `margin` times the budget (config.guess_margin: a guess that falls short costs
-        more than one that overshoots). Otherwise they are the
-        iterations until this evaluation's depth, each at the pace of the last one: a change
-        whose deltas stay small goes at the pace of a small action, which a run from scratch
-        pays for each of its iterations too; one that runs deeper than this evaluation counts
-        one iteration left. A run past its budget whose end is near finishes: given up at its
-        budget, the first 100-edge delete over 100k edges, two iterations of a few rows from
+        less than one more iteration at `pace`; a guess gives up above `margin` times the
+        budget (config.guess_margin: a guess that falls short costs more than one that
+        overshoots). Otherwise they are the iterations until this evaluation's depth, each at
+        `pace` (the run's mean pace so far; the stratum corrects both by how they misjudged
+        its earlier runs, Paces.correction): a change whose deltas stay small goes at the pace
+        of a small action, which a run from scratch pays for each of its iterations too; one
+        that runs deeper than this evaluation counts one iteration left. A run past its
+        budget whose end is near finishes: given up at its budget, the first 100-edge delete
+        over 100k edges, two iterations of a few rows from
         its end, took 14.8 s where finishing took about 10 s."""
         if ahead is None:
-            ahead, limit = max(self.iterations - i, 1) * pace, budget
+            ahead, limit = self.left(i, pace), budget
         else:
             ahead, limit = max(ahead, pace), margin * budget
         return ahead > limit or spent + ahead > 2 * budget
@@ -99,7 +105,21 @@ class Paces:
     c not below 0."""
 
     seen: list[tuple[int, int, float]] = field(default_factory=list)  # (rows, before, s)
+    # What the rest of each of the last `runs` finished incremental runs took, as a share of
+    # what its checks foresaw for it (`learn`), by the way they foresaw it: "depth" (the
+    # iterations left to the depth at the run's mean pace, Scratch.left) and "guess"
+    # (`ahead`). Both rules misjudge some programs by a factor of their own: over points-to
+    # (10k facts) 1-row changes ran 4-20 iterations at 1.3-2.3 s, where the depth rule and
+    # the guess foresaw about twice that and gave them up, recomputing for 55-64 s what
+    # finishing did in 25-33 s; over reachability the guesses fell short of 1,000-edge
+    # changes by half. `correction` scales each rule by what it did before.
+    misses: dict[str, list[float]] = field(default_factory=dict)
     keep: ClassVar[int] = 64
+    runs: ClassVar[int] = 8
+    # a correction needs this many runs; it is kept within these bounds of 1, so that a few
+    # runs of one kind of change cannot switch a rule off or make it give up every run
+    known: ClassVar[int] = 2
+    bounds: ClassVar[tuple[float, float]] = (0.25, 4.0)
     # fewer iterations seen than this tell nothing: a fit over the first few, all of one
     # small change, guessed 131 s for a 10-edge delete that took 7 s
     least: ClassVar[int] = 6
@@ -111,6 +131,27 @@ class Paces:
         if rows > 0:
             self.seen.append((rows, before, seconds))
             del self.seen[:-self.keep]
+
+    def learn(self, checks: list[Check], total: float) -> None:
+        """A finished run took `total` seconds after the `checks` made before its iterations:
+        per rule, what the rest took after its checks against what they foresaw."""
+        for rule in ("depth", "guess"):
+            said = [(c.spent, getattr(c, rule)) for c in checks if getattr(c, rule) is not None]
+            foreseen = sum(a for _, a in said)
+            if foreseen > 0:
+                seen = self.misses.setdefault(rule, [])
+                seen.append(sum(max(total - spent, 0.0) for spent, _ in said) / foreseen)
+                del seen[:-self.runs]
+
+    def correction(self, rule: str) -> float:
+        """What a rule's foresight is multiplied by: the median of its misses (`learn`),
+        within `bounds`; 1 before `known` runs finished."""
+        seen = sorted(self.misses.get(rule, []))
+        if len(seen) < self.known:
+            return 1.0
+        mid = len(seen) // 2
+        median = seen[mid] if len(seen) % 2 else (seen[mid - 1] + seen[mid]) / 2
+        return min(max(median, self.bounds[0]), self.bounds[1])
 
     def fit(self) -> tuple[float, float, float] | None:
         """(a, b, c) of seconds ≈ a + b log(1 + rows) + c log(1 + rows before), by least
@@ -152,6 +193,17 @@ class Paces:
             total += max(0.0, a + b * math.log1p(r) + c * math.log1p(made))
             made += r
         return total
+
+
+@dataclass
+class Check:
+    """What an incremental run foresaw before one of its iterations, `spent` seconds in: the
+    iterations left to the depth at its mean pace (Scratch.left) and its paces' guess
+    (Paces.ahead, None when they could not tell), both before their correction."""
+
+    spent: float
+    depth: float
+    guess: float | None
 
 
 def _least_squares(xs: list[list[float]], ys: list[float]) -> list[float] | None:
@@ -200,6 +252,11 @@ class GaveUp:
     # 1,000-edge epochs after it recomputed, 1.0-1.26x a run from scratch, where 10-edge
     # epochs ran incrementally at about 0.5x).
     cheap: ClassVar[float] = 0.25
+    # A change of fewer rows than this is not remembered: every change is as large as one
+    # row, and what one row sets off varies the most. Over points-to (10k facts), run to
+    # their ends, 1-row changes took 0.3 s to 255 s; remembered, one that gave up made the
+    # next eight recompute at once, 39-40 s each where most would have taken 0.3-8 s.
+    least: ClassVar[int] = 2
 
     @classmethod
     def remembered(cls, spent: float, budget: float) -> bool:

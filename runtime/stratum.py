@@ -34,7 +34,7 @@ from ddlog.errors import EvaluationError
 from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import,
                                 Join, Negate, Output, Select, Union_)
 from runtime.config import DEFAULT, Config
-from runtime.fallback import GaveUp, Paces, Scratch
+from runtime.fallback import Check, GaveUp, Paces, Scratch
 from runtime.operators import Context, Operator, Probe, build_operator
 from runtime.operators.base import KeysOf
 from runtime.operators.linear import column_sources, linear_fn, renames
@@ -281,18 +281,30 @@ class StratumRuntime:
         # the last iteration run, the rows of its deltas and of the run's before it
         last, rows, before = 0, 0, 0
         deltas: list[int] = []  # a fresh run's, by iteration (Scratch.deltas)
+        moving: list[float] = []  # the paces of the run's iterations that moved rows
+        checks: list[Check] = []  # what the run foresaw before its iterations
         while True:
             spent = time.perf_counter() - began
-            if budget is not None and steps and self.scratch is not None and \
-                    self.scratch.overrun(budget, spent, i, pace,
-                                         self.paces.ahead(self.scratch, last, rows, before),
-                                         self.config.guess_margin):
-                # iterating the change costs more than evaluating from scratch would: drop
-                # what this epoch recorded so far and recompute
-                self._abandon()
-                if GaveUp.remembered(spent, budget):
-                    self._too_dear(stats, imports)
-                return self._recompute(imports, stats, progress, cold)
+            if budget is not None and steps and self.scratch is not None:
+                # the iterations left to the depth go at the mean pace of the run's moving
+                # iterations, not the last one's: one slow iteration among quick ones is not
+                # the pace of the rest (over points-to a 1-row change's second iteration took
+                # 2.2 s, its 20 in all 1.3 s each)
+                mean = sum(moving) / len(moving) if moving else pace
+                guess = self.paces.ahead(self.scratch, last, rows, before)
+                checks.append(Check(spent, self.scratch.left(i, mean), guess))
+                # a guess counts no less than one more iteration at the last one's pace
+                if self.scratch.overrun(
+                        budget, spent, i,
+                        mean * self.paces.correction("depth") if guess is None else pace,
+                        None if guess is None else guess * self.paces.correction("guess"),
+                        self.config.guess_margin):
+                    # iterating the change costs more than evaluating from scratch would:
+                    # drop what this epoch recorded so far and recompute
+                    self._abandon()
+                    if GaveUp.remembered(spent, budget):
+                        self._too_dear(stats, imports)
+                    return self._recompute(imports, stats, progress, cold)
             steps += 1
             if steps > self.max_iterations or i > self.max_iterations:
                 raise EvaluationError(
@@ -307,6 +319,8 @@ class StratumRuntime:
                 deltas[i] = rows
             elif c.recursive:
                 self.paces.add(rows, before, pace)
+                if rows:
+                    moving.append(pace)
             if progress is not None:
                 progress(f"stratum {c.stratum} ({name}) iteration {i}: "
                          f"delta {rows} rows, {pace:.1f}s")
@@ -319,8 +333,11 @@ class StratumRuntime:
             if nxt is None:
                 break
             i = nxt
-        if budget is not None and time.perf_counter() - began > budget:
-            self._too_dear(stats, imports)  # finished, but a recompute would have cost less
+        if budget is not None:
+            took = time.perf_counter() - began
+            self.paces.learn(checks, took)
+            if took > budget:
+                self._too_dear(stats, imports)  # finished, but a recompute would have cost less
         if c.recursive:
             for nid in inline:
                 self.out_traces[nid].replace_lazy(self.ops[nid].whole())
@@ -344,8 +361,9 @@ class StratumRuntime:
             out["scratch"] = asdict(self.scratch)
         if self.gave_up is not None:
             out["gave_up"] = asdict(self.gave_up)
-        if self.paces.seen:
-            out["paces"] = {"seen": [list(p) for p in self.paces.seen]}
+        if self.paces.seen or self.paces.misses:
+            out["paces"] = {"seen": [list(p) for p in self.paces.seen],
+                            "misses": {k: list(v) for k, v in self.paces.misses.items()}}
         return out
 
     def remember_costs(self, costs: dict[str, dict]) -> None:
@@ -357,7 +375,9 @@ class StratumRuntime:
         self.scratch = Scratch(**scratch) if scratch is not None else None
         self.gave_up = GaveUp(**gave_up) if gave_up is not None else None
         # checked on read (Manifest.costs): kept as the tuples Paces.add makes
-        self.paces = Paces([tuple(p) for p in costs.get("paces", {}).get("seen", [])])
+        paces = costs.get("paces", {})
+        self.paces = Paces([tuple(p) for p in paces.get("seen", [])],
+                           {k: list(v) for k, v in paces.get("misses", {}).items()})
 
     def _stored(self, imports: set[str]) -> int:
         """The rows of the stratum's inputs, stored and changed this epoch."""
@@ -378,7 +398,10 @@ class StratumRuntime:
 
     def _too_dear(self, stats: StratumStats, imports: set[str]) -> None:
         """Remember this epoch's change as one that cost more incrementally than a recompute
-        (GaveUp): the next ones as large recompute at once."""
+        (GaveUp): the next ones as large recompute at once; not a change of one row, which
+        tells nothing of the next (GaveUp.least)."""
+        if stats.rows_in < GaveUp.least:
+            return
         self.gave_up = GaveUp(stats.rows_in / max(self._past(imports), 1),
                               self.config.recompute_memory)
 

@@ -56,7 +56,8 @@ class Manifest:
     # what the cost-based fallback measured, by stratum number: `scratch` (its last
     # evaluation from scratch: seconds, rows, iterations, cold, deltas), `gave_up` (its last
     # incremental run that gave up: ratio, left) and `paces` (its last incremental iterations:
-    # seen), each when there is one (runtime/fallback.py)
+    # seen; how its rules misjudged finished runs: misses), each when there is one
+    # (runtime/fallback.py)
     costs: dict[str, dict] = field(default_factory=dict)
 
     def body(self) -> dict:
@@ -141,10 +142,7 @@ class _Reader:
         return self.check_int(self._get(key), self._name(key))
 
     def number(self, key: str) -> float:
-        v = self._get(key)
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < float("inf"):
-            raise ValueError(f"{self._name(key)}: not a non-negative number")
-        return float(v)
+        return self.check_number(self._get(key), self._name(key))
 
     def flag(self, key: str) -> bool:
         """A true/false field that states written before it lack: false there."""
@@ -171,6 +169,19 @@ class _Reader:
             out.append([p.int("rows"), p.int("before"), p.number("seconds")])
         return out
 
+    def misses(self, key: str) -> dict[str, list[float]]:
+        """Per rule of the fallback, non-negative numbers (Paces.misses); states written
+        before they were kept lack them: none there."""
+        out = {}
+        for rule, v in self.dict(key).items():
+            name = f"{self._name(key)}.{rule}"
+            if rule not in ("depth", "guess"):
+                raise ValueError(f"{name}: not a rule of the fallback")
+            if not isinstance(v, list):
+                raise ValueError(f"{name}: not a list")
+            out[rule] = [self.check_number(x, f"{name}[{k}]") for k, x in enumerate(v)]
+        return out
+
     def list(self, key: str) -> list:
         v = self._get(key)
         if not isinstance(v, list):
@@ -190,6 +201,12 @@ class _Reader:
         return v
 
     @staticmethod
+    def check_number(v, name: str) -> float:
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < float("inf"):
+            raise ValueError(f"{name}: not a non-negative number")
+        return float(v)
+
+    @staticmethod
     def check_int(v, name: str) -> int:
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise ValueError(f"{name}: not a non-negative integer")
@@ -201,7 +218,7 @@ _COSTS = {"scratch": {"seconds": _Reader.number, "rows": _Reader.int,
                       "iterations": _Reader.int, "cold": _Reader.flag,
                       "deltas": _Reader.counts},
           "gave_up": {"ratio": _Reader.number, "left": _Reader.int},
-          "paces": {"seen": _Reader.points}}
+          "paces": {"seen": _Reader.points, "misses": _Reader.misses}}
 
 
 def _costs(d: dict) -> dict[str, dict]:

@@ -227,16 +227,18 @@ def test_a_reopened_state_gives_up_and_recomputes_as_its_writer_would(spark, tmp
                  incremental_budget=float("inf")) == "incremental"
     costs = Manifest.from_json((state / "manifest.json").read_text()).costs
     assert [p[:2] for p in costs[reach]["paces"]["seen"]] == [[1, 0], [1, 1]]
-    # one edge, far below recompute_ratio: incremental, unless the run overruns its budget,
-    # which with incremental_budget=0 it does after its first iteration
-    assert epoch([("insert", "Edge", (10, 11))], incremental_budget=0.0) == "recomputed"
+    # two edges, far below recompute_ratio: incremental, unless the run overruns its budget,
+    # which with incremental_budget=0 it does after its first iteration (a change of one
+    # row would not be remembered: GaveUp.least)
+    assert epoch([("insert", "Edge", (10, 11)), ("insert", "Edge", (11, 12))],
+                 incremental_budget=0.0) == "recomputed"
     assert [tuple(p) for p in costs[reach]["paces"]["seen"]] == opened_with[-1]
     assert set(Manifest.from_json((state / "manifest.json").read_text())
                .costs[reach]) == {"scratch", "gave_up", "paces"}
-    # a change as large, with no time budget at all: recomputed at once, as the give-up
-    # taught the process before
-    assert epoch([("insert", "Edge", (11, 12))], incremental_budget=float("inf")) \
-        == "recomputed"
+    # a change as large next to the stored rows (three edges), with no time budget at all:
+    # recomputed at once, as the give-up taught the process before
+    assert epoch([("insert", "Edge", (k, k + 1)) for k in range(12, 15)],
+                 incremental_budget=float("inf")) == "recomputed"
     gave_up = Manifest.from_json((state / "manifest.json").read_text()).costs[reach]["gave_up"]
     assert gave_up["left"] == DEFAULT.recompute_memory - 1  # one of its recomputes used
 

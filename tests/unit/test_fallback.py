@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from runtime.fallback import GaveUp, Paces, Scratch
+from runtime.fallback import Check, GaveUp, Paces, Scratch
 
 # a run from scratch of 16 iterations took 8 s: 0.5 s an iteration; the budget is that 8 s
 SCRATCH = Scratch(seconds=8.0, rows=100_000, iterations=16)
@@ -191,3 +191,43 @@ def test_a_give_up_at_a_runs_first_iterations_is_not_remembered():
     assert not GaveUp.remembered(spent=0.5, budget=8.0)
     assert GaveUp.remembered(spent=2.0, budget=8.0)
     assert GaveUp.remembered(spent=0.01, budget=0.0)  # a budget of 0: always
+
+
+def test_a_rules_misses_in_finished_runs_correct_it():
+    # a run foresaw 10 s left after 1 s by the depth rule and 20 s by its guess, then 6 s
+    # after 3 s by the depth rule only; it finished at 5 s: 4 s and 2 s were left
+    p = Paces()
+    checks = [Check(spent=1.0, depth=10.0, guess=20.0), Check(spent=3.0, depth=6.0, guess=None)]
+    p.learn(checks, total=5.0)
+    assert p.misses == {"depth": [pytest.approx(6.0 / 16.0)], "guess": [pytest.approx(0.2)]}
+    assert p.correction("depth") == 1.0  # one run tells nothing yet (Paces.known)
+    p.learn([Check(spent=1.0, depth=4.0, guess=None)], total=3.0)  # foresaw 4, took 2
+    assert p.correction("depth") == pytest.approx((6.0 / 16.0 + 0.5) / 2)  # the median
+    assert p.correction("guess") == 1.0
+    # within its bounds: a rule is never switched off, nor made to give up every run
+    low = Paces(misses={"guess": [0.01] * 3})
+    high = Paces(misses={"depth": [100.0] * 3})
+    assert low.correction("guess") == Paces.bounds[0]
+    assert high.correction("depth") == Paces.bounds[1]
+    # only the last runs count
+    for _ in range(Paces.runs):
+        high.learn([Check(spent=0.0, depth=1.0, guess=None)], total=1.0)
+    assert high.misses["depth"] == [1.0] * Paces.runs and high.correction("depth") == 1.0
+    # a run that foresaw nothing (no check) teaches nothing
+    p.learn([], total=9.0)
+    assert len(p.misses["depth"]) == 2
+
+
+def test_a_corrected_rule_goes_on_where_it_gave_up():
+    # points-to's 1-row changes: 23 iterations left at 2.2 s foresaw 51 s against a 42 s
+    # budget, and finished in 25 s; corrected by earlier runs' misses it goes on
+    budget, scratch = 42.0, Scratch(seconds=84.0, rows=10_000, iterations=26)
+    assert scratch.overrun(budget, spent=2.8, i=3, pace=2.2)
+    p = Paces(misses={"depth": [0.3, 0.5, 0.4]})
+    assert not scratch.overrun(budget, spent=2.8, i=3, pace=2.2 * p.correction("depth"))
+    # a guess of 72 s against a 59 s budget (after a warm recompute), where finishing took
+    # 30 s: halved, as it overshot finished runs by half, it goes on
+    p = Paces(misses={"guess": [0.5, 0.4, 0.6]})
+    assert scratch.overrun(59.0, spent=2.5, i=7, pace=2.0, ahead=72.0, margin=0.8)
+    assert not scratch.overrun(59.0, spent=2.5, i=7, pace=2.0,
+                               ahead=72.0 * p.correction("guess"), margin=0.8)

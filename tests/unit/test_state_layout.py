@@ -126,9 +126,14 @@ def test_the_fallbacks_measurements_are_kept_and_checked(tmp_path):
     costs = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3, "cold": True,
                                "deltas": [4, 9, 2]},
                    "gave_up": {"ratio": 0.25, "left": 7},
-                   "paces": {"seen": [[3, 0, 0.5], [40, 3, 1.25]]}}}
+                   "paces": {"seen": [[3, 0, 0.5], [40, 3, 1.25]],
+                             "misses": {"depth": [0.5, 2.0], "guess": [1.0]}}}}
     m = Manifest(program_hash("p"), "/x/p.dl", 3, costs=costs)
     assert Manifest.from_json(m.to_json()).costs == costs
+    # paces kept before their rules' misses were have none
+    older = {"2": {"paces": {"seen": [[3, 0, 0.5]]}}}
+    read = Manifest.from_json(resealed(m, costs=older)).costs["2"]["paces"]
+    assert read == {"seen": [[3, 0, 0.5]], "misses": {}}
     # a scratch measured before `cold` was kept counts as warm (as it was used then), one
     # before its `deltas` were kept has none (its incremental runs' paces cannot tell ahead)
     older = {"2": {"scratch": {"seconds": 1.5, "rows": 10, "iterations": 3}}}
@@ -160,6 +165,12 @@ def test_the_fallbacks_measurements_are_kept_and_checked(tmp_path):
          r"costs.2.paces.seen\[1\].before: not a non-negative integer"),
         ({"2": {"paces": {"seen": [[1, 2, "fast"]]}}},
          r"costs.2.paces.seen\[0\].seconds: not a non-negative number"),
+        ({"2": {"paces": {"seen": [], "misses": {"last": [1.0]}}}},
+         "costs.2.paces.misses.last: not a rule of the fallback"),
+        ({"2": {"paces": {"seen": [], "misses": {"guess": 1.0}}}},
+         "costs.2.paces.misses.guess: not a list"),
+        ({"2": {"paces": {"seen": [], "misses": {"depth": [0.5, -1]}}}},
+         r"costs.2.paces.misses.depth\[1\]: not a non-negative number"),
     ]:
         with pytest.raises(ValueError, match=message):
             Manifest.from_json(resealed(m, costs=bad))
