@@ -314,6 +314,11 @@ class Engine:
         those whose rows the driver holds, which it merges itself (Trace.fold_rows); a large
         fold of a trace whose reads arrange it is arranged by a job of its own (Trace._merge,
         which its end_epoch runs)."""
+        began = time.perf_counter()
+        # the strata evaluated from scratch this epoch, by the rows they made: their shares of
+        # the folds' time, which their next give-ups will pay for a recompute
+        fresh = {id(s): 1 + sum(t.new_rows() for t in s.out_traces.values())
+                 for s in self.strata if s.measured is not None}
         if persist is None:
             traces = self.all_traces()
             folds = {name: b for name, t in traces.items() if (b := t.fold_batches()) is not None}
@@ -349,8 +354,9 @@ class Engine:
                                               [frames[name]] if name in small else None)
                                       for name, t in traces.items()],
                          self.config.persist_threads)
+        folds = time.perf_counter() - began
         for s in self.strata:
-            s.end_epoch()
+            s.end_epoch(folds * fresh[id(s)] / sum(fresh.values()) if id(s) in fresh else 0.0)
 
     def _driver_folds(self, traces: dict[str, Trace], folds: dict[str, list[Batch]]
                       ) -> tuple[dict[str, Frame | None], dict[str, DataFrame]]:
