@@ -43,7 +43,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from ddlog.api import Program
-    from runtime.spark import get_session
+    from ddlog.runtime.spark import get_session
     from tests.differential import harness
     from tests.differential.test_engine_programs import WORKLOADS
     from tests.differential.test_engine_targeted import TARGETED

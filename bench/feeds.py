@@ -38,7 +38,7 @@ from bench.commands import REACH, ddlog, reach_inputs  # noqa: E402
 def forget_costs(state: Path, only: str | None = None) -> None:
     """The state's manifest without the fallback's measurements (`only`: that one of them,
     of every stratum)."""
-    from runtime.state.manifest import Manifest
+    from ddlog.runtime.state.manifest import Manifest
 
     path = state / "manifest.json"
     manifest = Manifest.from_json(path.read_text())

@@ -53,7 +53,7 @@ class Watched:
         self.asks: list[dict] = []
 
     def install(self) -> None:
-        from runtime.fallback import Scratch
+        from ddlog.runtime.fallback import Scratch
 
         overrun = Scratch.overrun
         watched = self
@@ -96,7 +96,7 @@ def main() -> int:
     plan = parse_plan(args.plan)
 
     from ddlog.api import Program
-    from runtime.spark import get_session
+    from ddlog.runtime.spark import get_session
 
     config = workloads.config_of(args.knobs)
     spark = get_session(None, {})

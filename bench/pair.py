@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("--memory", default="6g", help="the driver's memory")
     args = ap.parse_args()
 
-    from runtime.spark import get_session
+    from ddlog.runtime.spark import get_session
 
     configs = {"a": workloads.config_of(args.a), "b": workloads.config_of(args.b)}
     spark = get_session(conf={"spark.driver.memory": args.memory})

@@ -44,7 +44,7 @@ def job_floor(spark) -> dict:
     """The median wall time and job count of one tiny iteration-like Spark job."""
     from pyspark.sql import functions as F
 
-    from runtime.stats import JobCounter
+    from ddlog.runtime.stats import JobCounter
 
     a = spark.createDataFrame([(k, k % 7) for k in range(100)], "k long, v long")
     b = spark.createDataFrame([(k, k % 5) for k in range(100)], "k long, w long")
@@ -78,7 +78,7 @@ def median_of(runs: list[dict]) -> dict:
 def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int,
         config=None, warm: int = 0) -> dict:
     from ddlog.api import Program
-    from runtime.config import DEFAULT
+    from ddlog.runtime.config import DEFAULT
 
     config = config or DEFAULT
 
@@ -199,7 +199,7 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args()
 
-    from runtime.spark import get_session
+    from ddlog.runtime.spark import get_session
 
     config = workloads.config_of(args.knobs)
     spark = get_session(args.master, dict(c.split("=", 1) for c in args.conf))

@@ -24,7 +24,7 @@ sys.path.insert(0, ROOT)
 
 def knobs(text: str):
     """`name=value,...` as a Config on top of the incremental-only one."""
-    from runtime.config import Config, with_knobs
+    from ddlog.runtime.config import Config, with_knobs
 
     # every epoch runs incrementally, whatever the size of its change next to the state
     try:
@@ -82,7 +82,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
-    from runtime.spark import get_session
+    from ddlog.runtime.spark import get_session
 
     spark = get_session(conf={"spark.sql.shuffle.partitions": "2"})
     configs = {"a": knobs(args.a), "b": knobs(args.b)}

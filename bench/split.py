@@ -99,7 +99,7 @@ def main() -> int:
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
 
-    from runtime.spark import get_session
+    from ddlog.runtime.spark import get_session
 
     config = workloads.config_of(args.knobs)
     spark = get_session(None, dict(c.split("=", 1) for c in args.conf))

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from ddlog.api import Program
-    from runtime.config import Config
+    from ddlog.runtime.config import Config
 
 REACH = """
 input relation Edge(src: bigint, dst: bigint)
@@ -212,7 +212,7 @@ def _cut(df: "DataFrame") -> "DataFrame":
     iterations of 1-2 s became 4.6, 11.7, 28.4, 74.1 s from the 19th, all of it in
     `SizeInBytesOnlyStatsPlanVisitor.visitJoin`'s BigInteger products). The engine cuts its
     plans the same way, with the function used here."""
-    from runtime.physical import checkpoint_leaf
+    from ddlog.runtime.physical import checkpoint_leaf
 
     out = checkpoint_leaf(df)
     out.count()  # written now, as localCheckpoint() does
@@ -313,7 +313,7 @@ def add_knobs(ap: "argparse.ArgumentParser") -> None:
 
 def config_of(knobs: str) -> "Config":
     """The engine's configuration that `--knobs` names; a bad knob ends the run saying so."""
-    from runtime.config import with_knobs
+    from ddlog.runtime.config import with_knobs
 
     try:
         return with_knobs(knobs)

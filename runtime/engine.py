@@ -23,17 +23,17 @@ from pyspark.sql import functions as F
 from ddlog.plan.compile import CompiledProgram
 from ddlog.plan.normalize import UNIT
 from ddlog.types import RelationInfo, Update
-from runtime.catalyst import col
-from runtime.schema import ITER, WEIGHT, col_name, relation_schema
-from runtime.operators import Probe
-from runtime.stratum import Progress, StratumRuntime, run_together
-from runtime.trace import INF, Batch, Persist, Trace
-from runtime.config import DEFAULT, Config
-from runtime.physical import (Frame, estimated_rows, held_many, local_frame,
+from ddlog.runtime.catalyst import col
+from ddlog.runtime.schema import ITER, WEIGHT, col_name, relation_schema
+from ddlog.runtime.operators import Probe
+from ddlog.runtime.stratum import Progress, StratumRuntime, run_together
+from ddlog.runtime.trace import INF, Batch, Persist, Trace
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.physical import (Frame, estimated_rows, held_many, local_frame,
                               materialize_many, partitioned_by)
-from runtime.spark import is_local, side_by_side
-from runtime.stats import EpochStats, JobCounter
-from runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
+from ddlog.runtime.spark import is_local, side_by_side
+from ddlog.runtime.stats import EpochStats, JobCounter
+from ddlog.runtime.zset import consolidate, literal_keys, lookup, negate, semijoin_keys, union_all
 
 
 def relation_trace(name: str) -> str:
@@ -437,7 +437,7 @@ def read_value(spark: SparkSession, info: RelationInfo, manifest, state,
     """A relation's committed value read straight from a state's files, without building an
     engine (what a reader such as `ddlog query` needs): the output's value spine, or the
     relation's own trace summed over its iterations."""
-    from runtime.state import attach
+    from ddlog.runtime.state import attach
 
     cols = [col_name(k) for k in range(info.arity)]
     key = value_trace(info.name) if info.role == "output" else relation_trace(info.name)

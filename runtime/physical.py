@@ -18,9 +18,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.classic.dataframe import DataFrame
 
-from runtime.catalyst import col, struct_leaf, union_many
-from runtime.config import DEFAULT, Config
-from runtime.spark import settings_gate
+from ddlog.runtime.catalyst import col, struct_leaf, union_many
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.spark import settings_gate
 
 if TYPE_CHECKING:
     from py4j.java_gateway import JavaObject

@@ -228,7 +228,7 @@ def _launch(builder, settings: dict[str, str], level: str) -> None:
     stderr, and nothing in Spark's settings silences those lines)."""
     from pyspark import SparkContext
 
-    from runtime.class_archive import class_archive
+    from ddlog.runtime.class_archive import class_archive
 
     if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
         return

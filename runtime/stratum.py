@@ -33,16 +33,16 @@ from pyspark.sql import DataFrame
 from ddlog.errors import EvaluationError
 from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import,
                                 Join, Negate, Output, Select, Union_)
-from runtime.config import DEFAULT, Config
-from runtime.fallback import Check, GaveUp, Paces, Scratch
-from runtime.operators import Context, Operator, Probe, build_operator
-from runtime.operators.base import KeysOf
-from runtime.operators.linear import column_sources, linear_fn, renames
-from runtime.physical import Frame, driver_sized, materialize_many
-from runtime.schema import ITER
-from runtime.stats import StratumStats
-from runtime.trace import INF, Flat, Mapped, Shifted, Summed, Trace, TraceView
-from runtime.zset import consolidate, negate, union_all
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.fallback import Check, GaveUp, Paces, Scratch
+from ddlog.runtime.operators import Context, Operator, Probe, build_operator
+from ddlog.runtime.operators.base import KeysOf
+from ddlog.runtime.operators.linear import column_sources, linear_fn, renames
+from ddlog.runtime.physical import Frame, driver_sized, materialize_many
+from ddlog.runtime.schema import ITER
+from ddlog.runtime.stats import StratumStats
+from ddlog.runtime.trace import INF, Flat, Mapped, Shifted, Summed, Trace, TraceView
+from ddlog.runtime.zset import consolidate, negate, union_all
 
 Progress = Callable[[str], None]
 

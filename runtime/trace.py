@@ -20,11 +20,11 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from runtime.catalyst import col
-from runtime.config import DEFAULT, Config
-from runtime.physical import Frame, arrange, held_many, materialize, partitioned_by
-from runtime.schema import ITER, WEIGHT
-from runtime.zset import consolidate, consolidate_rows, literal_keys, rows_comparable, union_all
+from ddlog.runtime.catalyst import col
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.physical import Frame, arrange, held_many, materialize, partitioned_by
+from ddlog.runtime.schema import ITER, WEIGHT
+from ddlog.runtime.zset import consolidate, consolidate_rows, literal_keys, rows_comparable, union_all
 
 INF = 1 << 30
 

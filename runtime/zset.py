@@ -13,8 +13,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import (ArrayType, BooleanType, ByteType, DataType, IntegerType,
                                LongType, ShortType, StringType, StructType)
 
-from runtime.catalyst import aggregate_where, col, select, union_many
-from runtime.schema import ITER, WEIGHT
+from ddlog.runtime.catalyst import aggregate_where, col, select, union_many
+from ddlog.runtime.schema import ITER, WEIGHT
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

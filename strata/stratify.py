@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import networkx as nx
 
-from strata.graph import (NEGATIVE, POSITIVE, Dependency, RuleDeps, declaration_order,
+from ddlog.strata.graph import (NEGATIVE, POSITIVE, Dependency, RuleDeps, declaration_order,
                           dependency_graph)
 
 

@@ -56,7 +56,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def spark():
-    from runtime.spark import get_session
+    from ddlog.runtime.spark import get_session
 
     session = get_session(master="local[2]", conf={"spark.sql.shuffle.partitions": "2",
                                                    "spark.default.parallelism": "2"})

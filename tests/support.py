@@ -19,7 +19,7 @@ PROGRAMS = os.path.join(ROOT, "programs")
 def resealed(manifest, drop: tuple[str, ...] = (), **fields) -> str:
     """A runtime/state Manifest's JSON with some fields replaced, or dropped, and its checksum
     made to match again: a manifest this ddlog did not write, but whose checksum holds."""
-    from runtime.state.manifest import _checksum
+    from ddlog.runtime.state.manifest import _checksum
 
     body = {k: v for k, v in {**manifest.body(), **fields}.items() if k not in drop}
     return json.dumps({**body, "checksum": _checksum(body)})

@@ -24,7 +24,7 @@ from ddlog.types import RelationInfo
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from runtime.config import Config
+    from ddlog.runtime.config import Config
 
 __all__ = ["Program", "UpdateError"]
 
@@ -35,8 +35,8 @@ class Program:
         """`config`: the engine's knobs (runtime/config.Config), for those who tune it."""
         from dataclasses import replace
 
-        from runtime.config import Config
-        from runtime.spark import get_session
+        from ddlog.runtime.config import Config
+        from ddlog.runtime.spark import get_session
 
         config = config or Config()
         if max_iterations is not None:

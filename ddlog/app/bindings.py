@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ddlog.app.dat import read_dat
 from ddlog.app.database import Database
-from runtime.io import (BindingError, Spec, check_sink_path, parse_binding, parse_spec,
+from ddlog.runtime.io import (BindingError, Spec, check_sink_path, parse_binding, parse_spec,
                         read_source)
 
 ALL = "*"
@@ -38,7 +38,7 @@ def bind(db: Database, inputs: list[str], outputs: list[str]) -> None:
         if rel in sinks:
             raise BindingError(f"--output {text}: relation {rel} is bound twice")
         if spec.kind == "csv":
-            from runtime.io import check_csv_columns
+            from ddlog.runtime.io import check_csv_columns
 
             check_csv_columns(info, spec)
         check_sink_path(spec)

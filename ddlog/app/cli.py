@@ -19,7 +19,7 @@ from ddlog.syntax.source import read_text
 
 if TYPE_CHECKING:
     from ddlog.app.database import Database
-    from runtime.io import Spec
+    from ddlog.runtime.io import Spec
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def failure(err: Exception) -> tuple[int, str]:
         return 2, f"ddlog: error: no such file: {err.filename}"
     if isinstance(err, OSError):
         return 2, f"ddlog: error: {err.filename or 'input/output'}: {err.strerror or err}"
-    from runtime.errors import describe
+    from ddlog.runtime.errors import describe
 
     what = describe(err)  # a Spark job that failed while reading or computing
     if what is None:
@@ -265,7 +265,7 @@ def input_text(args: argparse.Namespace, path: str) -> str:
 
 def progress_reporter():
     """Progress on stderr (stratum, iteration, delta size), only when a person watches it."""
-    from runtime.stratum import stderr_progress
+    from ddlog.runtime.stratum import stderr_progress
 
     return stderr_progress if sys.stderr.isatty() else None
 
@@ -575,7 +575,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     from pyspark.errors import PySparkException
 
     from ddlog.values import render
-    from runtime.errors import describe
+    from ddlog.runtime.errors import describe
 
     db = open_state(args, writer=False)
     try:

@@ -79,7 +79,7 @@ def _print(answer: dict) -> int | None:
 def _shell(server: Server, args: argparse.Namespace) -> int | None:
     """A shell session on the server: the program must be the state's; input goes over in
     chunks (a whole --commands file, a piped line, a terminal line), output comes back."""
-    from runtime.state import program_hash
+    from ddlog.runtime.state import program_hash
 
     open_request: dict[str, Any] = {"op": "shell-open", "program": args.program,
                                     "program_sha256": program_hash(read_text(args.program))}

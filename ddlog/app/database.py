@@ -38,8 +38,8 @@ from ddlog.syntax.source import read_text
 from ddlog.types import RelationInfo, TCtor, TStruct, Update
 from ddlog.values import Record, format_record, format_value, sort_key
 from ddlog.values.literals import mutated, row_of, value_of
-from runtime.config import DEFAULT, Config
-from runtime.state import Manifest, StateDir, StateError, program_hash
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.state import Manifest, StateDir, StateError, program_hash
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -285,7 +285,7 @@ class Database:
         first list (check_keys' variables)."""
         from ddlog.check.rules import key_columns
         from ddlog.plan.exprs import lower, var_col
-        from runtime.expr import compile_expr
+        from ddlog.runtime.expr import compile_expr
 
         _ = self.spark  # started first: Columns need a session
         names = [var_col(c) for c in key_columns(info.arity)]
@@ -293,8 +293,8 @@ class Database:
 
     def _key_value(self, info: RelationInfo, row: tuple) -> Any:
         """The primary key of `row`, computed on Spark (as every expression is)."""
-        from runtime.expr import value
-        from runtime.schema import from_spark
+        from ddlog.runtime.expr import value
+        from ddlog.runtime.schema import from_spark
 
         names, key = self._key_column(info)
         cols = [value(v, t).alias(n) for v, t, n in zip(row, info.column_types, names)]
@@ -351,7 +351,7 @@ class Database:
                   k: Any) -> list[tuple]:
         from pyspark.sql import functions as F
 
-        from runtime.expr import value
+        from ddlog.runtime.expr import value
 
         names, column = self._key_column(info)
         df = df.select(*[F.col(f"c{i}").alias(n) for i, n in enumerate(names)])
@@ -365,7 +365,7 @@ class Database:
         its sign still 0)."""
         from pyspark.sql import DataFrame
 
-        from runtime.io.ingest import frame
+        from ddlog.runtime.io.ingest import frame
 
         info = self.input_relation(name, verb=verb)
         if isinstance(rows, DataFrame):
@@ -375,14 +375,14 @@ class Database:
     def rows_update(self, info: RelationInfo, sign: int, rows: Any) -> Update:
         """Rows given in Python, checked, as an update that keeps them: the engine then reads
         the stored relation by them instead of scanning it."""
-        from runtime.io.ingest import spark_frame, spark_rows
+        from ddlog.runtime.io.ingest import spark_frame, spark_rows
 
         data = spark_rows(info, rows, UpdateError)
         return Update(sign, spark_frame(self.spark, info, data), data)
 
     def rows_frame(self, info: RelationInfo, rows: list[tuple]) -> "DataFrame":
         """Rows already checked (records of the command language) as the relation's frame."""
-        from runtime.io.ingest import rows_frame
+        from ddlog.runtime.io.ingest import rows_frame
 
         return rows_frame(self.spark, info, rows, UpdateError)
 
@@ -397,7 +397,7 @@ class Database:
     @property
     def spark(self):
         if self._spark is None:
-            from runtime.spark import get_session
+            from ddlog.runtime.spark import get_session
 
             conf = dict(self.options.conf)
             if self.needs_catalog():
@@ -414,8 +414,8 @@ class Database:
                     sys.stderr.write("\r\033[K")  # the line goes once Spark is up
                     sys.stderr.flush()
             if self.state is not None:
-                from runtime.spark import reliable_checkpoints
-                from runtime.state import CHECKPOINTS
+                from ddlog.runtime.spark import reliable_checkpoints
+                from ddlog.runtime.state import CHECKPOINTS
 
                 reliable_checkpoints(self._spark, self.state.file(CHECKPOINTS))
         return self._spark
@@ -423,8 +423,8 @@ class Database:
     @property
     def engine(self):
         if self._engine is None:
-            from runtime.engine import Engine
-            from runtime.state import attach
+            from ddlog.runtime.engine import Engine
+            from ddlog.runtime.state import attach
 
             config = self.config
             if self.options.short_lived:
@@ -457,20 +457,20 @@ class Database:
             return self.engine.value(name)
         # A reader never builds the engine: it reads the one trace it needs (an output's value
         # spine, or the relation's own trace).
-        from runtime.engine import read_value
+        from ddlog.runtime.engine import read_value
 
         return read_value(self.spark, self.relations[name], self.manifest, self.state,
                           self.config)
 
     def named(self, name: str, df: "DataFrame") -> "DataFrame":
         """A frame with columns c0..cN (and maybe a weight) under the declared names."""
-        from runtime.io.ingest import named
+        from ddlog.runtime.io.ingest import named
 
         return named(self.relations[name], df)
 
     def rows(self, name: str, df=None, limit: int | None = None) -> list[tuple]:
         """The relation's rows as DDlog values, sorted as `dump` prints them."""
-        from runtime.schema import from_spark
+        from ddlog.runtime.schema import from_spark
 
         info = self.relations[name]
         df = self.value_frame(name) if df is None else df
@@ -483,7 +483,7 @@ class Database:
     def change_rows(self, changes: dict) -> dict[str, list[tuple[tuple, int]]]:
         """Collected changes (commit's result): name -> [(row, weight)] sorted by row; only
         relations that really changed."""
-        from runtime.schema import from_spark
+        from ddlog.runtime.schema import from_spark
 
         out = {}
         for name in sorted(changes):
@@ -506,8 +506,8 @@ class Database:
         failure leaves everything as it was before, and `txn` as it is. `before_store` is
         given the changes before the epoch is committed (a change feed written there is
         written again if the commit does not happen: it is replayed)."""
-        from runtime.errors import describe, is_damage
-        from runtime.state import Persister
+        from ddlog.runtime.errors import describe, is_damage
+        from ddlog.runtime.state import Persister
 
         engine = self.engine
         try:
@@ -548,7 +548,7 @@ class Database:
         return out
 
     def _store_epoch(self) -> None:
-        from runtime.state import snapshot
+        from ddlog.runtime.state import snapshot
 
         if self.manifest is None:
             self.state.write_program(self.text)
@@ -574,7 +574,7 @@ class Database:
 
     def write_sinks(self) -> list[str]:
         """Rewrite every bound sink from the committed values; returns the sinks written."""
-        from runtime.io import parse_spec, write_sink
+        from ddlog.runtime.io import parse_spec, write_sink
 
         done = []
         for name, text in sorted(self.outputs.items()):

@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def rows(df, info) -> list[tuple]:
     """A DataFrame with the relation's columns (and maybe a weight) as DDlog values."""
-    from runtime.schema import from_spark
+    from ddlog.runtime.schema import from_spark
 
     out = []
     for r in df.collect():

@@ -142,7 +142,7 @@ class Server:
         built with (the server runs the program it opened, not the client's files)."""
         from ddlog.errors import DDlogError
         from ddlog.syntax.source import read_text
-        from runtime.state import program_hash
+        from ddlog.runtime.state import program_hash
 
         home = os.path.dirname(os.path.abspath(program or self.db.file))
         edited = []
@@ -158,7 +158,7 @@ class Server:
     def _shell_open(self, request: dict) -> dict:
         from ddlog.app.shell import Shell, SourceWindow
         from ddlog.syntax.commands import StatementSplitter
-        from runtime.state import program_hash
+        from ddlog.runtime.state import program_hash
 
         if request.get("program_sha256") != program_hash(self.db.text):
             path = request.get("program", "the program")

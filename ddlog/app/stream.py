@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Callable
 
 from ddlog.app.transaction import Transaction
 from ddlog.errors import DDlogError
-from runtime.io import BindingError, Spec, parse_binding
-from runtime.state import STREAM, StateError, failpoint
+from ddlog.runtime.io import BindingError, Spec, parse_binding
+from ddlog.runtime.state import STREAM, StateError, failpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -65,7 +65,7 @@ class Trigger:
 
 def parse_sources(db: "Database", texts: list[str]) -> dict[str, Spec]:
     """`--source R=FORMAT:DIR`: each an input relation, watched in a directory of change files."""
-    from runtime.io.changes import CHANGE_KINDS
+    from ddlog.runtime.io.changes import CHANGE_KINDS
 
     out: dict[str, Spec] = {}
     for text in texts:
@@ -87,8 +87,8 @@ def parse_sources(db: "Database", texts: list[str]) -> dict[str, Spec]:
 
 def parse_change_feeds(db: "Database", texts: list[str]) -> dict[str, Spec]:
     """`--changes R=FORMAT:DIR`: an output relation whose changes are appended per epoch."""
-    from runtime.io import check_csv_columns, check_sink_path
-    from runtime.io.changes import CHANGE_KINDS
+    from ddlog.runtime.io import check_csv_columns, check_sink_path
+    from ddlog.runtime.io.changes import CHANGE_KINDS
 
     out: dict[str, Spec] = {}
     for text in texts:
@@ -197,7 +197,7 @@ class Stream:
             raise self.error
         failed = query.exception()
         if failed is not None and self.error is None and not self._stopping:
-            from runtime.errors import describe
+            from ddlog.runtime.errors import describe
 
             raise DDlogError(f"the stream failed: {describe(failed) or failed}")
 
@@ -224,7 +224,7 @@ class Stream:
                 self._lock.notify_all()
 
     def _apply(self, files: "DataFrame", batch_id: int) -> None:
-        from runtime.io.changes import read_changes
+        from ddlog.runtime.io.changes import read_changes
 
         db = self.db
         if db.stream.get("batch", -1) >= batch_id:
@@ -264,7 +264,7 @@ class Stream:
     def _write_feeds(self, changes: dict[str, "DataFrame"]) -> None:
         """Each fed relation's changes of the epoch being committed, as DIR/epoch=E (the
         epoch becomes a column when the feed is read back): rewritten whole by a replay."""
-        from runtime.io import write_sink
+        from ddlog.runtime.io import write_sink
 
         epoch = self.db.epoch  # the engine has moved on to the epoch being committed
         for rel, spec in sorted(self.feeds.items()):

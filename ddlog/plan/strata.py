@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
-import strata as _strata
+import ddlog.strata as _strata
 from ddlog.errors import StratificationError
 from ddlog.syntax import ast
-from strata import AGGREGATE, NEGATIVE, POSITIVE, Dependency, RuleDeps, Stratum, stratum_of
+from ddlog.strata import AGGREGATE, NEGATIVE, POSITIVE, Dependency, RuleDeps, Stratum, stratum_of
 
 if TYPE_CHECKING:
     from ddlog.check.program import CheckedProgram

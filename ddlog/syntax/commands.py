@@ -24,7 +24,7 @@ from ddlog.syntax import ast
 from ddlog.errors import Span
 from ddlog.syntax.parser import Builder, parse_text
 from ddlog.syntax.scanner import Located, NestingError, scan_string
-from grammar import commands_parser
+from ddlog.grammar import commands_parser
 
 # ---------------------------------------------------------------------------------------------
 # Commands

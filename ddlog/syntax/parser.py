@@ -32,7 +32,7 @@ from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
 from ddlog.syntax import ast, blocks, flwor
 from ddlog.syntax.bindings import matching_items
 from ddlog.syntax.scanner import Located, gap_end, mask, scan_interpolation
-from grammar import program_parser
+from ddlog.grammar import program_parser
 
 # ---------------------------------------------------------------------------------------------
 # Lark errors -> ParseError

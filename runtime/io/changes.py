@@ -19,13 +19,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ddlog.types import RelationInfo, Update
-from runtime.config import DEFAULT, Config
-from runtime.errors import describe
-from runtime.io.ingest import frame
-from runtime.io.sources import read_raw
-from runtime.io.specs import BindingError, Spec
-from runtime.physical import local_relation
-from runtime.schema import col_name
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.errors import describe
+from ddlog.runtime.io.ingest import frame
+from ddlog.runtime.io.sources import read_raw
+from ddlog.runtime.io.specs import BindingError, Spec
+from ddlog.runtime.physical import local_relation
+from ddlog.runtime.schema import col_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ddlog.errors import DDlogError
 from ddlog.types import RelationInfo, TBool, TInt, TOption, TString, Type, is_u64
 from ddlog.values import conforms
-from runtime.physical import local_frame
-from runtime.schema import col_name, invalid_value, relation_schema, spark_type, to_spark
+from ddlog.runtime.physical import local_frame
+from ddlog.runtime.schema import col_name, invalid_value, relation_schema, spark_type, to_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -177,7 +177,7 @@ def _convert(c, t: Type, from_text: bool, have):
 def _u64(c):
     """A bit<64> from its value (text or a decimal): its bits in a Long, null if the value is
     not one of 0 to 2^64 - 1."""
-    from runtime.expr import u64_from_decimal
+    from ddlog.runtime.expr import u64_from_decimal
 
     return u64_from_decimal(c.try_cast("decimal(20,0)"))
 

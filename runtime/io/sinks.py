@@ -6,9 +6,9 @@ import os
 import re
 
 from ddlog.types import RelationInfo, TOption, is_u64
-from runtime.errors import describe
-from runtime.io.sources import check_csv_columns
-from runtime.io.specs import BindingError, Spec
+from ddlog.runtime.errors import describe
+from ddlog.runtime.io.sources import check_csv_columns
+from ddlog.runtime.io.specs import BindingError, Spec
 
 _SPARK_OUTPUT = re.compile(r"\.?(part-.*|_SUCCESS.*|_committed_.*|_started_.*)")
 
@@ -57,7 +57,7 @@ def write_sink(spec: Spec, df, info: RelationInfo) -> None:
 
 
 def _u64_values(df, info: RelationInfo):
-    from runtime.expr import unsigned_value
+    from ddlog.runtime.expr import unsigned_value
 
     u64 = [k for k, t in enumerate(info.column_types)
            if is_u64(t.elem if isinstance(t, TOption) else t)]

@@ -3,9 +3,9 @@ matched by name, every value checked (runtime/io/ingest.py, the one ingestion pa
 from __future__ import annotations
 
 from ddlog.types import RelationInfo, TBool, TFloat, TInt, TOption, TString, Type
-from runtime.errors import describe
-from runtime.io.ingest import frame
-from runtime.io.specs import BindingError, Spec
+from ddlog.runtime.errors import describe
+from ddlog.runtime.io.ingest import frame
+from ddlog.runtime.io.specs import BindingError, Spec
 
 
 def _scalar(t: Type) -> bool:
@@ -44,7 +44,7 @@ def read_raw(spark, spec: Spec, info: RelationInfo, extra: tuple[str, ...] = ())
     if spec.kind == "json":
         from pyspark.sql.types import LongType, StructField
 
-        from runtime.schema import relation_schema
+        from ddlog.runtime.schema import relation_schema
 
         schema = relation_schema(info.column_types, weight=False, names=list(info.column_names))
         for name in extra:

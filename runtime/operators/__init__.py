@@ -8,11 +8,11 @@ applied to deltas and to traces alike.
 from __future__ import annotations
 
 from ddlog.plan.circuit import AntiJoin, Distinct, GroupBy, Join, Node
-from runtime.operators.antijoin import AntiJoinOp
-from runtime.operators.base import Context, Operator, Probe, Step
-from runtime.operators.distinct import DistinctOp
-from runtime.operators.groupby import GroupByOp
-from runtime.operators.join import JoinOp
+from ddlog.runtime.operators.antijoin import AntiJoinOp
+from ddlog.runtime.operators.base import Context, Operator, Probe, Step
+from ddlog.runtime.operators.distinct import DistinctOp
+from ddlog.runtime.operators.groupby import GroupByOp
+from ddlog.runtime.operators.join import JoinOp
 
 OPERATORS: dict[type[Node], type[Operator]] = {
     Join: JoinOp,

@@ -11,12 +11,12 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 
 from ddlog.plan.circuit import AntiJoin
-from runtime.config import DEFAULT, Config
-from runtime.operators.base import Context, KeysOf, Operator, Probe, Step
-from runtime.operators.join import JoinOp, join_null_safe, join_ready
-from runtime.schema import ITER, WEIGHT
-from runtime.trace import INF, TraceView
-from runtime.zset import negate, union_all
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.operators.base import Context, KeysOf, Operator, Probe, Step
+from ddlog.runtime.operators.join import JoinOp, join_null_safe, join_ready
+from ddlog.runtime.schema import ITER, WEIGHT
+from ddlog.runtime.trace import INF, TraceView
+from ddlog.runtime.zset import negate, union_all
 
 
 class AntiJoinOp(Operator):

@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from ddlog.types import TOption
-from runtime.config import Config
-from runtime.physical import Frame
-from runtime.zset import lookup
+from ddlog.runtime.config import Config
+from ddlog.runtime.physical import Frame
+from ddlog.runtime.zset import lookup
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from ddlog.plan.circuit import Circuit, Node
-    from runtime.trace import Trace, TraceView
+    from ddlog.runtime.trace import Trace, TraceView
 
 
 @dataclass

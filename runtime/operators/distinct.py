@@ -20,13 +20,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import Distinct
-from runtime.catalyst import col, remembered, select
-from runtime.config import DEFAULT, Config
-from runtime.operators.base import Context, Operator, Step, narrow
-from runtime.physical import Frame
-from runtime.schema import ITER, WEIGHT
-from runtime.trace import INF, TraceView
-from runtime.zset import antijoin_keys, consolidate, drop_iter, semijoin_keys, union_all
+from ddlog.runtime.catalyst import col, remembered, select
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.operators.base import Context, Operator, Step, narrow
+from ddlog.runtime.physical import Frame
+from ddlog.runtime.schema import ITER, WEIGHT
+from ddlog.runtime.trace import INF, TraceView
+from ddlog.runtime.zset import antijoin_keys, consolidate, drop_iter, semijoin_keys, union_all
 
 
 # A history too large to hold whole cheaply is held whole again after this many times

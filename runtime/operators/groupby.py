@@ -12,13 +12,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import GroupBy
-from runtime.catalyst import aggregate_where, col
-from runtime.config import DEFAULT, Config
-from runtime.expr import compile_expr, sort
-from runtime.operators.base import Context, Operator, Step, narrow
-from runtime.schema import WEIGHT
-from runtime.trace import TraceView
-from runtime.zset import consolidate, drop_iter, semijoin_keys, union_all
+from ddlog.runtime.catalyst import aggregate_where, col
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.expr import compile_expr, sort
+from ddlog.runtime.operators.base import Context, Operator, Step, narrow
+from ddlog.runtime.schema import WEIGHT
+from ddlog.runtime.trace import TraceView
+from ddlog.runtime.zset import consolidate, drop_iter, semijoin_keys, union_all
 
 
 class GroupByOp(Operator):

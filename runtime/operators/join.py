@@ -32,13 +32,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from ddlog.plan.circuit import AntiJoin, Join
-from runtime.catalyst import col
-from runtime.config import DEFAULT, Config
-from runtime.operators.base import Context, KeysOf, Operator, Probe, Step, narrow
-from runtime.physical import Frame, held_many
-from runtime.schema import ITER, WEIGHT
-from runtime.trace import INF, TraceView, at_zero
-from runtime.zset import join, lookup, row_key, rows_comparable, semijoin_keys, union_all
+from ddlog.runtime.catalyst import col
+from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.operators.base import Context, KeysOf, Operator, Probe, Step, narrow
+from ddlog.runtime.physical import Frame, held_many
+from ddlog.runtime.schema import ITER, WEIGHT
+from ddlog.runtime.trace import INF, TraceView, at_zero
+from ddlog.runtime.zset import join, lookup, row_key, rows_comparable, semijoin_keys, union_all
 
 
 class JoinOp(Operator):

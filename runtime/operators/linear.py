@@ -13,10 +13,10 @@ from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import FlatMap, Negate, Node, Select
 from ddlog.plan.exprs import Col
-from runtime.catalyst import col, select
-from runtime.expr import compile_expr
-from runtime.schema import ITER, WEIGHT
-from runtime.trace import Fn
+from ddlog.runtime.catalyst import col, select
+from ddlog.runtime.expr import compile_expr
+from ddlog.runtime.schema import ITER, WEIGHT
+from ddlog.runtime.trace import Fn
 
 
 def _extra(df: DataFrame, it: Column | None = None) -> list[str | Column]:

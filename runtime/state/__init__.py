@@ -38,10 +38,10 @@ The traces are the engine's (`Engine.all_traces()`, named deterministically from
 text) plus the output relations' value spines (ddlog/database.py); a state is re-opened by
 compiling the stored program and re-attaching each trace's batches.
 """
-from runtime.state.layout import (CHECKPOINTS, DATA, JOURNAL, MANIFEST, MARK, PROGRAM, STREAM,
+from ddlog.runtime.state.layout import (CHECKPOINTS, DATA, JOURNAL, MANIFEST, MARK, PROGRAM, STREAM,
                                   StateDir, StateError, failpoint, program_hash)
-from runtime.state.manifest import FORMAT, BatchEntry, Manifest, TraceEntry
-from runtime.state.persist import Persister, StoredFrame, attach, snapshot
+from ddlog.runtime.state.manifest import FORMAT, BatchEntry, Manifest, TraceEntry
+from ddlog.runtime.state.persist import Persister, StoredFrame, attach, snapshot
 
 __all__ = ["CHECKPOINTS", "DATA", "FORMAT", "JOURNAL", "MANIFEST", "MARK", "PROGRAM", "STREAM",
            "BatchEntry", "Manifest", "Persister", "StateDir", "StateError", "StoredFrame",

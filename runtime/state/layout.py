@@ -12,7 +12,7 @@ import time
 import uuid
 
 from ddlog.errors import DDlogError
-from runtime.state.manifest import BATCH_PATH, FORMAT, Manifest
+from ddlog.runtime.state.manifest import BATCH_PATH, FORMAT, Manifest
 
 MARK = ".ddlog-state"
 MANIFEST = "manifest.json"

@@ -11,10 +11,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from runtime.state.layout import MANIFEST, StateDir, StateError
-from runtime.state.manifest import BatchEntry, Manifest, TraceEntry
-from runtime.trace import Batch, Trace
-from runtime.physical import Frame, json_frame, json_lines, own_settings
+from ddlog.runtime.state.layout import MANIFEST, StateDir, StateError
+from ddlog.runtime.state.manifest import BatchEntry, Manifest, TraceEntry
+from ddlog.runtime.trace import Batch, Trace
+from ddlog.runtime.physical import Frame, json_frame, json_lines, own_settings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -31,8 +31,8 @@ from ddlog.check.program import CheckedProgram
 from ddlog.types import RelationInfo
 from ddlog.types import Type, TypeMapping
 from ddlog.values import Record, canonical_map, canonical_set, sort_key, wrap_int
-from runtime.config import Config
-from runtime.stats import EpochStats
+from ddlog.runtime.config import Config
+from ddlog.runtime.stats import EpochStats
 from tests.oracle import apply_updates, evaluate
 
 # The programs' and targeted tests drive the incremental path through every epoch, however
@@ -51,7 +51,7 @@ RowGen = Callable[[random.Random, Rows], tuple]
 
 def from_rows(rows: Iterable, types: tuple[Type, ...]) -> list[tuple]:
     """Spark Rows (declared columns first, in order) → Python values (ddlog/values.py)."""
-    from runtime.schema import from_spark
+    from ddlog.runtime.schema import from_spark
 
     return [tuple(from_spark(r[k], t) for k, t in enumerate(types)) for r in rows]
 
@@ -61,7 +61,7 @@ def collect_all(frames: dict[str, Any]) -> dict[str, list]:
     mostly latency, so running them from a few threads (Spark schedules concurrent jobs)
     roughly halves the time a full comparison takes. The test's relations are small: they
     are read under the engine's settings for small actions."""
-    from runtime.physical import driver_sized
+    from ddlog.runtime.physical import driver_sized
 
     if not frames:
         return {}

@@ -264,7 +264,7 @@ def test_u64_from_two_to_the_63_up(spark, tmp_path):
     value; text sinks write the value. Values outside 0..2^64-1 are refused."""
     from decimal import Decimal
 
-    from runtime.io import parse_spec, read_source, write_sink
+    from ddlog.runtime.io import parse_spec, read_source, write_sink
 
     text = ("input relation U(x: u64, n: bigint)\noutput relation Big(x: u64)\n"
             "Big(x) :- U(x, _), x >= 'h8000000000000000.\n")

@@ -14,8 +14,8 @@ from collections import Counter
 import pytest
 
 from ddlog.check import check_text
-from runtime.config import Config
-from runtime.io.changes import ChangeFileError, read_changes
+from ddlog.runtime.config import Config
+from ddlog.runtime.io.changes import ChangeFileError, read_changes
 
 PROGRAM = check_text("""
 input relation Edge(src: bigint, dst: bigint)

@@ -18,13 +18,13 @@ import pytest
 from pyspark.sql import types as T
 
 from ddlog.app.database import Database, SparkOptions, Transaction
-from runtime.config import DEFAULT
-from runtime import physical
-from runtime.physical import Frame, json_frame
-from runtime.spark import side_by_side
-from runtime.state import Manifest, Persister, StateDir, StateError, attach, snapshot
-from runtime.stats import JobCounter
-from runtime.trace import Batch, Trace
+from ddlog.runtime.config import DEFAULT
+from ddlog.runtime import physical
+from ddlog.runtime.physical import Frame, json_frame
+from ddlog.runtime.spark import side_by_side
+from ddlog.runtime.state import Manifest, Persister, StateDir, StateError, attach, snapshot
+from ddlog.runtime.stats import JobCounter
+from ddlog.runtime.trace import Batch, Trace
 from tests.oracle import apply_updates, evaluate
 
 REACH = Path(__file__).resolve().parents[2] / "programs" / "reach.dl"

@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import pytest
 
-from runtime.config import Config
+from ddlog.runtime.config import Config
 from tests.differential.harness import INCREMENTAL, Differential, ValueGen, Workload
 from tests.differential.test_engine_programs import WORKLOADS
 from tests.differential.test_lineage import CHAIN  # reachability alone
@@ -175,7 +175,7 @@ def test_actions_run_with_the_optimisers_settings_of_the_config(spark, monkeypat
     back after the epoch; the results agree with the oracle either way."""
     from ddlog.api import Program
 
-    import runtime.physical as physical
+    import ddlog.runtime.physical as physical
 
     key = "spark.sql.constraintPropagation.enabled"
     seen: list[str] = []
@@ -257,7 +257,7 @@ def test_a_cold_run_from_scratch_counts_at_part_of_its_time_once_the_process_ran
     time. A recompute in a later epoch is measured warm and counts whole. Every epoch agrees
     with the oracle."""
     from ddlog.api import Program
-    from runtime.stratum import StratumRuntime
+    from ddlog.runtime.stratum import StratumRuntime
 
     seen: list[tuple[bool, float]] = []  # (the scratch ran cold, budget / its time scaled)
     budget = StratumRuntime._budget
@@ -295,7 +295,7 @@ def test_a_run_from_scratch_is_measured_with_its_traces_folds(spark, monkeypatch
     too): here a fold slowed by a second. So it does for a recompute, whose measure is taken
     at its epoch's end too. Every epoch agrees with the oracle."""
     from ddlog.api import Program
-    from runtime.engine import Engine
+    from ddlog.runtime.engine import Engine
 
     folds = Engine._driver_folds
 
@@ -359,7 +359,7 @@ def test_an_incremental_runs_paces_tell_it_to_give_up(spark, monkeypatch):
     though the last pace alone would go on; a give-up that cost next to nothing is not
     remembered. Every epoch agrees with the oracle."""
     from ddlog.api import Program
-    from runtime.fallback import Paces
+    from ddlog.runtime.fallback import Paces
 
     asked: list[tuple[int, int]] = []
     dear = [False]  # whether the paces say the rest is dearer than any budget
@@ -420,8 +420,8 @@ def test_a_guess_is_corrected_by_how_it_misjudged_finished_runs(spark, monkeypat
     finishes incrementally, and learns how far its guess overshot. Every epoch agrees with
     the oracle."""
     from ddlog.api import Program
-    from runtime.fallback import Paces
-    from runtime.stratum import StratumRuntime
+    from ddlog.runtime.fallback import Paces
+    from ddlog.runtime.stratum import StratumRuntime
 
     monkeypatch.setattr(StratumRuntime, "_budget", lambda self, imports: 100.0)
     monkeypatch.setattr(Paces, "ahead", lambda self, scratch, i, rows, before:
@@ -458,7 +458,7 @@ def test_a_run_finished_over_its_budget_is_remembered(spark, monkeypatch):
     would have, as one that gives up does: the next change about as large recomputes at
     once. (Here no run gives up, and every budget is spent: a tiny one.)"""
     from ddlog.api import Program
-    from runtime.fallback import Scratch
+    from ddlog.runtime.fallback import Scratch
 
     monkeypatch.setattr(Scratch, "overrun", lambda *args: False)
     config = Config(recompute_ratio=float("inf"), incremental_budget=1e-9, recompute_memory=1)
@@ -489,7 +489,7 @@ def test_an_iterations_action_holds_its_delta_not_the_epochs_history(spark, monk
     quadratic in the chain's length, and a large change's iterations past local_rows touched
     rows all ran the large path."""
     from ddlog.api import Program
-    from runtime.operators.distinct import DistinctOp
+    from ddlog.runtime.operators.distinct import DistinctOp
 
     held, history = [], []
     settle = DistinctOp._settle
@@ -530,8 +530,8 @@ def test_a_history_too_large_to_hold_whole_stays_in_parts(spark, monkeypatch):
     frames held. The same chain delete as above, with local_rows and max_cur_batches tiny:
     over the epoch, only the iteration that holds the history whole at last is large."""
     from ddlog.api import Program
-    from runtime import stratum
-    from runtime.operators.distinct import DistinctOp
+    from ddlog.runtime import stratum
+    from ddlog.runtime.operators.distinct import DistinctOp
 
     ests, history, actions = [], [], []
     step, materialize_many = DistinctOp.step, stratum.materialize_many

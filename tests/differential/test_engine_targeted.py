@@ -589,9 +589,9 @@ def test_join_with_past_iterations_that_hold_no_batch(spark, keyed):
     behind them. The join must treat such a slice as empty. Found by `recursion` (seed 15783 at
     epoch 9: `FromZero(z) :- FromZero(y), Lin(y, z), Edge(0, _)`), where horizon() crashed
     with "'NoneType' object has no attribute 'agg'"."""
-    from runtime.operators.join import JoinOp
-    from runtime.trace import Trace
-    from runtime.physical import materialize
+    from ddlog.runtime.operators.join import JoinOp
+    from ddlog.runtime.trace import Trace
+    from ddlog.runtime.physical import materialize
 
     a = Trace(["c0"])
     a.iters = {0, 1, 2}  # listed, but every batch cancelled out
@@ -613,7 +613,7 @@ def test_a_small_pack_gives_each_frame_a_leaf_of_its_own(spark, expect_large):
     pack expected small, one of unknown size that was small, or the small frames of a pack
     expected large (split off it; here every frame is small). When a slot's rows are not all
     together in the collected list, the frames are read as filters of the pack instead."""
-    from runtime.physical import _slot_bounds, materialize_many
+    from ddlog.runtime.physical import _slot_bounds, materialize_many
 
     frames = {"a": spark.createDataFrame([(1, "x", 1), (2, "y", 1)],
                                          "c0 long, c1 string, _w long"),
@@ -648,8 +648,8 @@ def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
 
     from pyspark.sql import functions as F
 
-    from runtime.catalyst import aggregate_where, col, remembered, select, union_many
-    from runtime.zset import consolidate
+    from ddlog.runtime.catalyst import aggregate_where, col, remembered, select, union_many
+    from ddlog.runtime.zset import consolidate
 
     rng = random.Random(seed_for("catalyst-nodes"))
     rows = [[(rng.randint(0, 3), rng.choice("xyz"), rng.choice([-1, 1, 2]))
@@ -725,9 +725,9 @@ def test_a_linear_map_read_through_a_retiming_view_is_the_two_steps(spark):
     from ddlog.plan.circuit import FlatMap, Negate, Select
     from ddlog.plan.exprs import Binary, Col, Const
     from ddlog.types import BIGINT, BOOL, TVec
-    from runtime.operators.linear import linear_fn
-    from runtime.physical import materialize
-    from runtime.trace import INF, Flat, Mapped, Shifted, Trace
+    from ddlog.runtime.operators.linear import linear_fn
+    from ddlog.runtime.physical import materialize
+    from ddlog.runtime.trace import INF, Flat, Mapped, Shifted, Trace
 
     rows = [(1, [1, 2], 0, 1), (2, [], 1, -1), (3, [3], 1, 2), (4, None, 2, 1)]
     df = spark.createDataFrame(rows, "c0 long, c1 array<long>, _i long, _w long")

@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import Row
 from pyspark.sql import types as T
 
-from runtime.zset import consolidate_rows, rows_comparable
+from ddlog.runtime.zset import consolidate_rows, rows_comparable
 
 
 def test_rows_consolidate_as_spark_groups_them():
@@ -46,7 +46,7 @@ def test_folds_made_on_the_driver_are_the_ones_spark_makes(spark, monkeypatch, n
     oracle, and every trace of the two holds the same rows, iteration by iteration, in
     batches of the same sizes."""
     from ddlog.api import Program
-    from runtime.trace import Trace
+    from ddlog.runtime.trace import Trace
     from tests.differential.harness import INCREMENTAL, Differential, random_epoch
     from tests.differential.test_engine_targeted import TARGETED
     from tests.differential.test_lookup import _nested_state
@@ -93,7 +93,7 @@ def test_durable_epochs_store_the_folds_made_on_the_driver(spark, tmp_path, monk
     agrees with the oracle and the two engines' traces hold the same rows in batches of the
     same sizes; opened again from their files, the two states do too."""
     from ddlog.app.database import Database
-    from runtime.trace import Trace
+    from ddlog.runtime.trace import Trace
     from tests.differential.test_durable import REACH, _commit_checked, edge_updates
     from tests.differential.test_lookup import _nested_state
 
@@ -143,11 +143,11 @@ def test_a_traces_own_merges_made_on_the_driver_are_the_ones_spark_makes(spark, 
     one merging on the driver and one by Spark's action, record the same random deltas (a
     few rows of a string and an integer, some cancelling, over a few iterations an epoch);
     after every epoch they hold the same batches, row for row."""
-    from runtime import trace
-    from runtime.config import DEFAULT
-    from runtime.physical import local_frame, materialize
-    from runtime.schema import ITER, WEIGHT
-    from runtime.trace import Trace
+    from ddlog.runtime import trace
+    from ddlog.runtime.config import DEFAULT
+    from ddlog.runtime.physical import local_frame, materialize
+    from ddlog.runtime.schema import ITER, WEIGHT
+    from ddlog.runtime.trace import Trace
 
     merged = []  # merges made on the driver
     held_many = trace.held_many

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-import runtime.physical as physical
+import ddlog.runtime.physical as physical
 
 CHAIN = """
 input relation Edge(src: bigint, dst: bigint)

@@ -14,7 +14,7 @@ from decimal import Decimal
 
 import pytest
 
-from runtime.zset import lookup
+from ddlog.runtime.zset import lookup
 
 STRINGS = ["a", "it's", "back\\slash", "\\'", "'", "", "new\nline", "ünï", "`tick`",
            "x' OR 1=1 --", None]
@@ -78,8 +78,8 @@ def test_a_one_task_lookup_meets_a_small_action_s_local_relation_in_one_partitio
     runs a task per partition."""
     import re
 
-    from runtime.config import Config
-    from runtime.physical import arrange, driver_sized
+    from ddlog.runtime.config import Config
+    from ddlog.runtime.physical import arrange, driver_sized
 
     config = Config(arrange_partitions=4)
     df = arrange(spark.range(10_000).selectExpr("id % 1000 AS k", "id AS v"), ["k"], config)[0]
@@ -113,7 +113,7 @@ def test_a_change_of_a_few_rows_given_in_python_is_made_in_one_stage(spark):
 
     from ddlog.api import Program
     from ddlog.types import Update
-    from runtime.physical import driver_sized
+    from ddlog.runtime.physical import driver_sized
     from tests.support import PROGRAMS
 
     p = Program.load(os.path.join(PROGRAMS, "reach.dl"), spark)
@@ -141,8 +141,8 @@ def test_a_large_first_load_is_arranged_by_the_job_that_makes_its_set(spark):
     import os
 
     from ddlog.api import Program
-    from runtime.config import Config
-    from runtime.physical import estimated_rows
+    from ddlog.runtime.config import Config
+    from ddlog.runtime.physical import estimated_rows
     from tests.differential.harness import Differential
     from tests.differential.test_engine_programs import WORKLOADS
     from tests.oracle import evaluate
@@ -204,7 +204,7 @@ def test_a_large_fold_is_arranged_by_the_job_that_merges_it(spark):
     import os
 
     from ddlog.api import Program
-    from runtime.config import Config
+    from ddlog.runtime.config import Config
     from tests.differential.harness import Differential
     from tests.differential.test_engine_programs import WORKLOADS
     from tests.support import PROGRAMS, seed_for
@@ -233,9 +233,9 @@ def test_no_arrangement_stays_cached_after_its_batch_is_merged(spark, monkeypatc
     later recursive stratum imports (its batches of the epoch are arranged when read) merges
     its older iterations' batches every few iterations, and those caches would otherwise
     stay in memory for the session. The results agree with the oracle."""
-    import runtime.trace
+    import ddlog.runtime.trace as trace_module
     from ddlog.api import Program
-    from runtime.config import Config
+    from ddlog.runtime.config import Config
     from tests.differential.harness import Differential
     from tests.support import seed_for
 
@@ -246,8 +246,8 @@ def test_no_arrangement_stays_cached_after_its_batch_is_merged(spark, monkeypatc
         made.append(out)
         return out, rows
 
-    arrange_ = runtime.trace.arrange
-    monkeypatch.setattr(runtime.trace, "arrange", arrange)
+    arrange_ = trace_module.arrange
+    monkeypatch.setattr(trace_module, "arrange", arrange)
     program = """
         input relation Edge(src: bigint, dst: bigint)
         relation Path(src: bigint, dst: bigint)
@@ -283,8 +283,8 @@ def test_what_an_imported_change_meets_later_is_fetched_by_the_horizon(spark, mo
     from dataclasses import replace
 
     from ddlog.api import Program
-    from runtime.operators.antijoin import AntiJoinOp
-    from runtime.operators.join import JoinOp
+    from ddlog.runtime.operators.antijoin import AntiJoinOp
+    from ddlog.runtime.operators.join import JoinOp
     from tests.differential.harness import INCREMENTAL, Differential, random_epoch
     from tests.differential.test_engine_programs import WORKLOADS
     from tests.support import PROGRAMS, seed_for
@@ -353,7 +353,7 @@ def test_what_an_input_change_meets_later_is_looked_up_by_the_inputs_action(spar
     from dataclasses import replace
 
     from ddlog.api import Program
-    from runtime.operators.join import JoinOp
+    from ddlog.runtime.operators.join import JoinOp
     from tests.differential.harness import INCREMENTAL, Differential, Workload, random_epoch
     from tests.differential.test_engine_programs import WORKLOADS
     from tests.support import PROGRAMS, seed_for
@@ -409,9 +409,9 @@ def test_what_an_input_change_meets_later_is_looked_up_by_the_inputs_action(spar
 def _nested_state(p) -> dict[str, set[tuple]]:
     """Every trace of a program's engine at an epoch's end, its rows with their iterations
     and weights, summed over its batches (arrays as tuples)."""
-    from runtime.schema import WEIGHT
-    from runtime.trace import INF
-    from runtime.zset import consolidate
+    from ddlog.runtime.schema import WEIGHT
+    from ddlog.runtime.trace import INF
+    from ddlog.runtime.zset import consolidate
     from tests.differential.harness import collect_all
 
     sums = {name: consolidate(df, [c for c in df.columns if c != WEIGHT])

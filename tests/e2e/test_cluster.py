@@ -120,7 +120,7 @@ def expected(inputs) -> dict[str, set[str]]:
 CHECKPOINTED_COMMIT = """
 import json, os, sys
 from ddlog.app.database import Database, SparkOptions, Transaction
-from runtime.config import Config
+from ddlog.runtime.config import Config
 state, master = sys.argv[1], sys.argv[2]
 # one commit and done: a short-lived session (its JVMs compile with C1 only)
 db = Database.open(state, SparkOptions(master, {"spark.executor.memory": "1g",

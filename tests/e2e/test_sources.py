@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ddlog.plan import load_text
-from runtime.io import BindingError, parse_spec, read_source
+from ddlog.runtime.io import BindingError, parse_spec, read_source
 from tests.unit.test_state_layout import PROGRAM
 
 @pytest.fixture(scope="module")

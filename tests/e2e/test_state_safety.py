@@ -212,7 +212,7 @@ def test_a_malformed_manifest_is_reported(cli, state, text):
 
 
 def test_a_bad_schema_string_is_reported(cli, state):
-    from runtime.state import StateDir
+    from ddlog.runtime.state import StateDir
 
     st = StateDir(str(state))
     m = st.read_manifest()

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from runtime.class_archive import ClassArchive, class_archive
+from ddlog.runtime.class_archive import ClassArchive, class_archive
 
 
 @pytest.fixture

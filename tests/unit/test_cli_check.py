@@ -148,7 +148,7 @@ def test_query_of_several_relations_is_text_only(capsys, tmp_path):
 
 def test_short_commands_start_their_jvm_with_the_quick_compiler_only():
     from ddlog.app.cli import build_parser, spark_options
-    from runtime.spark import QUICK_JIT, java_options
+    from ddlog.runtime.spark import QUICK_JIT, java_options
 
     def short(*argv: str) -> bool:
         return spark_options(build_parser().parse_args(argv)).short_lived
@@ -175,7 +175,7 @@ def test_commands_that_read_small_files_start_their_jvm_with_the_quick_compiler(
     from ddlog.app import cli
     from ddlog.app.database import Database, SparkOptions
     from ddlog.plan import load as load_program
-    from runtime.io import parse_spec
+    from ddlog.runtime.io import parse_spec
 
     small, changes = tmp_path / "edges.csv", tmp_path / "changes"
     small.write_text("src,dst\n1,2\n")

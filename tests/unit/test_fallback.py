@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from runtime.fallback import Check, GaveUp, Paces, Scratch
+from ddlog.runtime.fallback import Check, GaveUp, Paces, Scratch
 
 # a run from scratch of 16 iterations took 8 s: 0.5 s an iteration; the budget is that 8 s
 SCRATCH = Scratch(seconds=8.0, rows=100_000, iterations=16)

@@ -164,7 +164,7 @@ def test_lower_case_relation_names_get_a_hint():
 def test_a_5mb_program_is_stratified_in_linear_time():
     """Stratification used to walk strata x rules (4 minutes for 5 MB); counting the work it
     does (not the seconds it takes) keeps that from coming back."""
-    import strata
+    from ddlog import strata
     from ddlog.plan.strata import rule_deps
 
     class Counting(list):

@@ -3,9 +3,10 @@ the layers below it (lazy imports inside functions included), no two modules imp
 other in a loop, and nothing before the runtime imports Spark.
 
     base      ddlog.cache, ddlog.errors, ddlog.limits, ddlog.tree, ddlog.types
-    grammar, strata
+    ddlog.grammar, ddlog.strata   (the folders grammar/, strata/)
     ddlog.syntax -> ddlog.values -> ddlog.builtins -> ddlog.check -> ddlog.plan
-    runtime   (reads the plan's circuit IR, values and built-ins; never the syntax or checker)
+    ddlog.runtime   (the folder runtime/: reads the plan's circuit IR, values and built-ins;
+                     never the syntax or checker)
     ddlog.app, ddlog.api   (the surfaces: the only place that knows both)
 """
 from __future__ import annotations
@@ -17,23 +18,25 @@ import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("grammar", "strata", "ddlog", "runtime")
+# source folder -> the package it installs as (pyproject.toml's package-dir)
+PACKAGES = {"ddlog": "ddlog", "grammar": "ddlog.grammar", "strata": "ddlog.strata",
+            "runtime": "ddlog.runtime"}
 
 LAYERS: list[tuple[str, ...]] = [
     ("ddlog", "ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types"),
-    ("grammar", "strata"),
+    ("ddlog.grammar", "ddlog.strata"),
     ("ddlog.syntax",),
     ("ddlog.values",),
     ("ddlog.builtins",),
     ("ddlog.check",),
     ("ddlog.plan",),
-    ("runtime",),
+    ("ddlog.runtime",),
     ("ddlog.app", "ddlog.api", "ddlog.__main__"),
 ]
 # layers that must not touch Spark, even lazily: they run without a JVM
 NO_SPARK = {"ddlog", "ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types",
-            "grammar", "strata", "ddlog.syntax", "ddlog.values", "ddlog.builtins", "ddlog.check",
-            "ddlog.plan"}
+            "ddlog.grammar", "ddlog.strata", "ddlog.syntax", "ddlog.values", "ddlog.builtins",
+            "ddlog.check", "ddlog.plan"}
 # what the runtime may read of the language
 RUNTIME_READS = ("ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types",
                  "ddlog.values", "ddlog.builtins", "ddlog.plan")
@@ -41,10 +44,10 @@ RUNTIME_READS = ("ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "d
 
 def modules() -> dict[str, Path]:
     out = {}
-    for pkg in PACKAGES:
-        for path in sorted((ROOT / pkg).rglob("*.py")):
-            rel = path.relative_to(ROOT).with_suffix("")
-            parts = list(rel.parts)
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT / folder).with_suffix("")
+            parts = [package, *rel.parts]
             if parts[-1] == "__init__":
                 parts.pop()
             out[".".join(parts)] = path
@@ -134,8 +137,8 @@ def test_no_import_cycles(graph):
 def test_the_runtime_reads_only_the_plan_values_and_builtins(graph):
     g, known = graph
     wrong = [f"{a} imports {b}" for a, b in g.edges
-             if owner(a) == "runtime" and b.startswith("ddlog")
-             and owner(b) not in RUNTIME_READS and b != "ddlog"]
+             if owner(a) == "ddlog.runtime" and b.startswith("ddlog")
+             and owner(b) not in (*RUNTIME_READS, "ddlog.runtime") and b != "ddlog"]
     assert not wrong, wrong
 
 

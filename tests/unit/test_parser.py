@@ -11,7 +11,7 @@ from lark import logger as lark_logger
 from ddlog.syntax import ast
 from ddlog.errors import ParseError, Span
 from ddlog.syntax.parser import parse_expr, parse_program
-from grammar import build_debug, load_grammar, program_parser
+from ddlog.grammar import build_debug, load_grammar, program_parser
 
 # ---------------------------------------------------------------------------------------------
 # A compact rendering of AST nodes (without spans), so that expected shapes read easily.
@@ -155,7 +155,7 @@ def test_load_grammar_and_cached_parser():
 def test_parser_tables_are_stored_and_a_damaged_store_is_rebuilt(tmp_path, monkeypatch):
     from ddlog.syntax.parser import parse_text
     from ddlog.syntax.scanner import Located
-    from grammar import PROGRAM_STARTS, _build, program_grammar
+    from ddlog.grammar import PROGRAM_STARTS, _build, program_grammar
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     text = "input relation R(x: bigint)\nS(x) :- R(x), x > 1.\n"

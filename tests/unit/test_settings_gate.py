@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from runtime.spark import SettingsGate
+from ddlog.runtime.spark import SettingsGate
 
 
 def test_shared_holders_run_together_and_an_exclusive_one_waits_for_them():

@@ -14,8 +14,8 @@ from ddlog.plan import load_text
 from ddlog.values.render import change_json_lines, change_lines, csv_text, relation_text, table_text
 from ddlog.app.shell import SourceWindow
 from ddlog.values import Record
-from runtime.io import BindingError, parse_binding, parse_spec
-from runtime.state import (BatchEntry, Manifest, StateDir, StateError, TraceEntry,
+from ddlog.runtime.io import BindingError, parse_binding, parse_spec
+from ddlog.runtime.state import (BatchEntry, Manifest, StateDir, StateError, TraceEntry,
                            program_hash)
 from tests.support import resealed
 
@@ -75,7 +75,7 @@ def test_an_edited_manifest_is_refused(tmp_path, edit, why):
 
 def test_a_format_2_state_is_read_and_written_back_as_format_3(tmp_path):
     """Format 2 stored every batch as Parquet, which format 3 reads the same way."""
-    from runtime.state.manifest import FORMAT, _checksum
+    from ddlog.runtime.state.manifest import FORMAT, _checksum
 
     st = StateDir(str(tmp_path))
     st.claim()
@@ -312,7 +312,7 @@ def test_specs(tmp_path, monkeypatch):
 
 
 def test_a_sink_never_overwrites_other_files(tmp_path):
-    from runtime.io import check_sink_path
+    from ddlog.runtime.io import check_sink_path
 
     check_sink_path(parse_spec(f"csv:{tmp_path / 'new'}"))  # a new path is fine
     out = tmp_path / "out"

@@ -13,7 +13,7 @@ from ddlog.app.client import Server as Client, find_server
 from ddlog.app.serve import Server, _write_private
 from ddlog.app.stream import Trigger
 from ddlog.errors import DDlogError
-from runtime.state.manifest import Manifest
+from ddlog.runtime.state.manifest import Manifest
 from tests.support import resealed
 
 
@@ -75,7 +75,7 @@ def test_serve_refuses_a_shell_whose_modules_were_edited(tmp_path):
     differ from those the state was built with is refused."""
     from types import SimpleNamespace
 
-    from runtime.state import program_hash
+    from ddlog.runtime.state import program_hash
 
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "m.dl").write_text("input relation E(x: bigint)\n")

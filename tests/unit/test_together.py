@@ -11,7 +11,7 @@ import pytest
 
 from ddlog.plan import load
 from ddlog.plan.circuit import Circuit
-from runtime.engine import _together
+from ddlog.runtime.engine import _together
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -11,7 +11,7 @@ import pytest
 from ddlog.types import KIND_METHODS, TypeMapping
 
 # the modules that define mappings (importing them registers the subclasses)
-MODULES = ["ddlog.values", "ddlog.values.render", "ddlog.values.literals", "runtime.schema",
+MODULES = ["ddlog.values", "ddlog.values.render", "ddlog.values.literals", "ddlog.runtime.schema",
            "ddlog.check.closure_text", "tests.differential.harness"]
 
 
@@ -42,7 +42,7 @@ def test_every_mapping_decides_about_every_kind(mappings):
 
 def test_unsupported_kinds_say_so():
     from ddlog.types import TGroup, BIGINT
-    from runtime.schema import invalid_value
+    from ddlog.runtime.schema import invalid_value
 
     with pytest.raises(TypeError, match="no meaning for values of type"):
         invalid_value(None, TGroup(BIGINT, BIGINT))
