@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m ddlog.app.demo
+	$(BIN)/ddlog demo
 
 # Two workers (one per core here), each test file on one of them: a worker's SparkSession
 # leaves part of a core idle while it plans, and the e2e tier's commands start JVMs of their

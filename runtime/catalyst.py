@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Hashable
 
-from pyspark import SparkContext
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.classic.dataframe import DataFrame
+
+from ddlog.runtime.spark import jvm as jvm_of
 
 if TYPE_CHECKING:
     from py4j.java_gateway import JavaObject
@@ -42,7 +43,7 @@ def aggregate_where(dfs: DataFrame | list[DataFrame], keys: list[str], value: Co
     took 22-36 ms the API's way and 17-20 ms this way.)"""
     frames = dfs if isinstance(dfs, list) else [dfs]
     spark = frames[0].sparkSession
-    jvm = spark._jvm
+    jvm = jvm_of(spark)
     logical = _logical(spark)
     child = _union_plan(frames, True, None)  # a frame's own plan when it is one
     attrs = [jvm.org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute.quoted(k)
@@ -61,7 +62,7 @@ def struct_leaf(spark, rows: JavaObject, schema: JavaObject, column: str,
     said to be one partition (a `coalesce(1)`): the three steps of a pack's frame as one plan.
     (Made the API's way, a local relation, a select and a coalesce, 9-16 ms a frame; this
     way 6-13 ms.)"""
-    jvm = spark._jvm
+    jvm = jvm_of(spark)
     logical = _logical(spark)
     # fresh attributes for every leaf, as a new DataFrame's would be
     attrs = jvm.org.apache.spark.sql.catalyst.types.DataTypeUtils.toAttributes(schema)
@@ -94,17 +95,17 @@ def _conversions(spark) -> JavaObject:
     """Spark's converter of a Column to its Catalyst expression (`.expression(jc)`, unresolved
     until its plan is analysed). Reaching it is a py4j round trip: fetched once per plan, not
     once per column (a pack's projections hold a few columns per frame)."""
-    return getattr(spark._jvm.org.apache.spark.sql.classic, "ColumnConversions$").__getattr__(
-        "MODULE$")
+    classic = jvm_of(spark).org.apache.spark.sql.classic
+    return getattr(classic, "ColumnConversions$").__getattr__("MODULE$")
 
 
 def _logical(spark):
     """Catalyst's package of logical plan nodes."""
-    return spark._jvm.org.apache.spark.sql.catalyst.plans.logical
+    return jvm_of(spark).org.apache.spark.sql.catalyst.plans.logical
 
 
 def col(name: str) -> Column:
-    """`F.col(name)`, made once per JVM when the session's JVM view remembers (runtime.spark)."""
+    """`F.col(name)`, made once per JVM (kept by the engine's view of it, runtime/spark.jvm)."""
     return remembered(name, lambda: F.col(name))
 
 
@@ -113,9 +114,7 @@ def remembered(key: Hashable, make: Callable[[], Column]) -> Column:
     nothing but `key`: an expression over named columns that an operator builds again in
     every iteration (each function, operator and alias of a Column is a py4j round trip).
     A column's name is its own key; other keys are tuples."""
-    made = getattr(SparkContext._jvm, "columns", None)
-    if made is None:
-        return make()
+    made = jvm_of().columns
     found = made.get(key)
     if found is None:
         found = made[key] = make()
@@ -138,7 +137,7 @@ def _seq(spark, items) -> JavaObject:
     py4j passes a Python list as a new ArrayList with its elements added one round trip each;
     `List.of` takes up to ten in one, so a Seq of a few costs two round trips in all (the
     commonest lists here hold one to three)."""
-    jvm = spark._jvm
+    jvm = jvm_of(spark)
     if isinstance(items, list):
         chunks = [items[k:k + _LIST_OF] for k in range(0, len(items), _LIST_OF)] or [[]]
         listed = jvm.java.util.List.of(*chunks[0])
@@ -155,5 +154,5 @@ _LIST_OF = 10  # java.util.List.of's overloads take up to ten elements
 
 def _frame(spark, plan: JavaObject) -> DataFrame:
     """A DataFrame of a logical plan made on the JVM (analysed here, once)."""
-    jdf = spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan)
+    jdf = jvm_of(spark).org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan)
     return DataFrame(jdf, spark)

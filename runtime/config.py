@@ -131,17 +131,28 @@ class Config:
 DEFAULT = Config()
 
 
-def with_knobs(text: str, base: Config = DEFAULT) -> Config:
+def with_knobs(text: str | dict[str, str], base: Config = DEFAULT) -> Config:
     """`base` with the knobs of `text` (`name=value,...`, e.g. "local_rows=20000,
-    arrangements=false") changed: what the benchmarks take on their command lines."""
+    arrangements=false", or a dict of them) changed: what the benchmarks take on their
+    command lines, and the commands as `--conf ddlog.NAME=VALUE`."""
     types = {f.name: f.type for f in fields(Config)}
     config = base
-    for item in filter(None, text.split(",")):
-        name, _, value = item.partition("=")
+    items = (text.items() if isinstance(text, dict)
+             else (item.partition("=")[::2] for item in filter(None, text.split(","))))
+    for name, value in items:
         if name not in types:
             raise ValueError(f"no knob {name!r} in runtime/config.Config")
         kind = types[name] if isinstance(types[name], str) else types[name].__name__
-        parsed = (value.lower() == "true" if kind == "bool"
-                  else float(value) if kind == "float" else int(value))
-        config = replace(config, **{name: parsed})
+        try:
+            parsed = (value if kind == "str" else _bool(value) if kind == "bool"
+                      else float(value) if kind == "float" else int(value))
+            config = replace(config, **{name: parsed})
+        except ValueError as err:
+            raise ValueError(f"knob {name}: {err}") from None
     return config
+
+
+def _bool(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise ValueError(f"expected true or false, got {text!r}")
+    return text.lower() == "true"

@@ -20,7 +20,7 @@ from pyspark.sql.classic.dataframe import DataFrame
 
 from ddlog.runtime.catalyst import col, struct_leaf, union_many
 from ddlog.runtime.config import DEFAULT, Config
-from ddlog.runtime.spark import settings_gate
+from ddlog.runtime.spark import jvm, settings_gate
 
 if TYPE_CHECKING:
     from py4j.java_gateway import JavaObject
@@ -424,12 +424,12 @@ def json_lines(schema: T.StructType, rows: list[tuple]) -> str:
 def json_frame(spark, schema: T.StructType, text: str) -> DataFrame:
     """JSON lines (one object per row, of `schema`) as a local relation: parsed on the JVM.
     No text is no rows (not one row of nulls)."""
-    jvm, jspark = spark._jvm, spark._jsparkSession
+    jview, jspark = jvm(spark), spark._jsparkSession
     if not text:
-        return DataFrame(jspark.createDataFrame(jvm.java.util.ArrayList(),
+        return DataFrame(jspark.createDataFrame(jview.java.util.ArrayList(),
                                                 jspark.parseDataType(schema.json())), spark)
-    jlines = jvm.java.util.regex.Pattern.compile("\n").splitAsStream(text).toList()
-    lines = DataFrame(jspark.createDataset(jlines, jvm.org.apache.spark.sql.Encoders.STRING())
+    jlines = jview.java.util.regex.Pattern.compile("\n").splitAsStream(text).toList()
+    lines = DataFrame(jspark.createDataset(jlines, jview.org.apache.spark.sql.Encoders.STRING())
                       .toDF(), spark)
     parsed = F.from_json("value", schema, {"allowNonNumericNumbers": "true"})
     return lines.select(parsed.alias("r")).select(*[col(f"r.{f.name}").alias(f.name)
@@ -478,7 +478,7 @@ def checkpoint_leaf(df: DataFrame) -> DataFrame:
     cut = df._jdf.checkpoint(False) if reliable else df._jdf.localCheckpoint(False)
     rdd = cut.logicalPlan().rdd()  # the plan's rows, copied, kept by the first action
     if reliable:
-        rdd.persist(spark._jvm.org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK())
+        rdd.persist(jvm(spark).org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK())
     limit = int(spark.conf.get("spark.sql.shuffle.partitions"))
     if rdd.getNumPartitions() > limit:
         rdd = rdd.toJavaRDD().coalesce(limit).rdd()

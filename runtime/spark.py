@@ -84,10 +84,56 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
         builder = builder.config(key, value)
     _launch(builder, settings, level)
     spark = builder.getOrCreate()
-    _remember_lookups(spark)
     spark.sparkContext.setLogLevel(level.upper())
-    _quiet_query_context_logs()
     return spark
+
+
+# The SQL settings the engine's meaning depends on: arithmetic and casts that fail instead of
+# wrapping or giving null (the engine checks its values itself and relies on Spark to raise
+# where a value does not fit), column names as declared (a relation may have columns `x` and
+# `X`), and times read and printed in UTC (DDlog's time library has no zones). They are set on
+# the engine's own session (engine_session), whatever the caller's session says.
+ENGINE_SQL: dict[str, str] = {
+    "spark.sql.ansi.enabled": "true",
+    "spark.sql.caseSensitive": "true",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def engine_session(spark: SparkSession) -> SparkSession:
+    """The session the engine plans and runs on: a new session of `spark`'s SparkContext
+    (`newSession()`: its own SQL settings and temporary views, the same executors, cache and
+    catalog). The engine changes SQL settings around its actions (physical.spark_settings);
+    made on a session of its own, those changes are never seen by another thread using the
+    caller's session. It starts from the caller's session's settings (those set on it, then
+    ddlog's defaults for what the caller left unset, e.g. the shuffle partitions of a local
+    machine), then ENGINE_SQL."""
+    child = spark.newSession()
+    given = spark.conf.getAll
+    jconf = spark._jsparkSession.sessionState().conf()
+    settings = {k: v for k, v in DEFAULTS.items()
+                if k.startswith("spark.sql.") and not jconf.contains(k)
+                and not spark.sparkContext.getConf().contains(k)}
+    settings.update({k: v for k, v in given.items() if k.startswith("spark.sql.")})
+    settings.update(ENGINE_SQL)
+    for key, value in settings.items():
+        if child.conf.get(key, None) != value and child.conf.isModifiable(key):
+            child.conf.set(key, value)
+    return child
+
+
+def adopt(spark: SparkSession, df):
+    """`df` (a DataFrame of another session of the same SparkContext) as a DataFrame of
+    `spark`: the same analysed plan, planned and run under `spark`'s settings. A user's
+    DataFrame enters the engine's session this way, and the engine's results go back to the
+    user's (where the user registers views of them and runs queries)."""
+    from pyspark.sql.classic.dataframe import DataFrame
+
+    if df.sparkSession is spark:
+        return df
+    j = jvm(spark).org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession,
+                                                                df._jdf.logicalPlan())
+    return DataFrame(j, spark)
 
 
 def java_options(given: str, level: str, quick_jit: bool = False) -> str:
@@ -188,9 +234,18 @@ def side_by_side(spark: SparkSession, calls: list[Callable[[], T]], threads: int
     from pyspark import inheritable_thread_target
 
     inherit = inheritable_thread_target(spark)  # copies the properties now, in this thread
+    if threading.get_ident() in _ENGINE_THREADS.inside:  # the threads are quiet as this one
+        calls = [_quietly(call) for call in calls]
     with ThreadPoolExecutor(min(threads, len(calls)), thread_name_prefix="ddlog") as pool:
         futures = [pool.submit(inherit(call)) for call in calls]
     return [f.result() for f in futures]
+
+
+def _quietly(call: Callable[[], T]) -> Callable[[], T]:
+    def run() -> T:
+        with quiet_errors():
+            return call()
+    return run
 
 
 def is_local(spark: SparkSession) -> bool:
@@ -263,24 +318,31 @@ def _start_gateway(builder, level: str):
     return gateway
 
 
-def _remember_lookups(spark: SparkSession) -> None:
-    """Let the session's JVM view remember the classes and static methods it has found.
+_VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_VIEWS_LOCK = threading.Lock()
+
+
+def jvm(spark: SparkSession | None = None) -> "_RememberingView":
+    """The engine's view of the JVM (of `spark`'s, or else of the running SparkContext's
+    gateway): one that remembers the classes and static methods it has found.
 
     PySpark names a JVM function afresh on every call: `F.col("x")` is a py4j round trip to
     find the class `functions`, one to find its method `col`, and only then the call; its
     helpers (`PythonUtils.toSeq` behind every list of columns) do the same. Building an
-    epoch's plans makes thousands of such calls (a small points-to epoch: 5,000 of its 18,000
-    round trips were look-ups). A class and its methods do not change while the JVM runs, so
-    the answers are kept, as py4j already keeps the methods of each object it holds. (This
-    replaces single py4j imports of those classes, which only made each look-up cheaper.)"""
+    epoch's plans makes thousands of such calls. A class and its methods do not change while
+    the JVM runs, so the answers are kept, as py4j already keeps the methods of each object it
+    holds. The view is the engine's own (PySpark's `SparkContext._jvm` is left as it is): the
+    engine's plan building reaches the JVM through it (catalyst.py, physical.py)."""
     from pyspark import SparkContext
 
-    view = SparkContext._jvm
-    if view is None or isinstance(view, _RememberingView):
-        return
-    remembering = _RememberingView(view._gateway_client, view._jvm_name, id=view._id)
-    SparkContext._jvm = remembering
-    spark._jvm = remembering
+    client = (spark.sparkContext._gateway if spark is not None
+              else SparkContext._gateway)._gateway_client
+    with _VIEWS_LOCK:
+        view = _VIEWS.get(client)
+        if view is None:
+            plain = SparkContext._jvm
+            view = _VIEWS[client] = _RememberingView(client, plain._jvm_name, id=plain._id)
+        return view
 
 
 class _Remembering:
@@ -344,12 +406,61 @@ def _forward(read_end: int, target: int) -> None:
                 os.write(target, line)
 
 
-def _quiet_query_context_logs() -> None:
-    """PySpark logs every analysis error it raises, with a JVM stack trace, as JSON on stderr;
-    ddlog reports those errors itself, in one line (runtime/errors.py)."""
+# PySpark logs every analysis error it raises, with a JVM stack trace, as JSON on stderr;
+# ddlog reports those errors itself, in one line (runtime/errors.py).
+_QUERY_CONTEXT_LOGGERS = ("DataFrameQueryContextLogger", "SQLQueryContextLogger")
+
+
+def quiet_query_context_logs() -> None:
+    """Silence PySpark's error logs for the whole process: for the `ddlog` command, which
+    owns its process. A library call uses quiet_errors instead."""
     import logging
 
     from pyspark.logger import PySparkLogger
 
-    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+    for name in _QUERY_CONTEXT_LOGGERS:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 10)
+
+
+class _EngineThreads:
+    """The threads doing the engine's work right now (quiet_errors): PySpark's error logs from
+    them are dropped, those of every other thread pass. The filter is on the loggers only
+    while some thread is inside."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.inside: dict[int, int] = {}
+
+    def filter(self, record) -> bool:
+        return record.thread not in self.inside
+
+    @contextmanager
+    def scope(self) -> Iterator[None]:
+        from pyspark.logger import PySparkLogger
+
+        me = threading.get_ident()
+        with self.lock:
+            if not self.inside:
+                for name in _QUERY_CONTEXT_LOGGERS:
+                    PySparkLogger.getLogger(name).addFilter(self)
+            self.inside[me] = self.inside.get(me, 0) + 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.inside[me] -= 1
+                if not self.inside[me]:
+                    del self.inside[me]
+                if not self.inside:
+                    for name in _QUERY_CONTEXT_LOGGERS:
+                        PySparkLogger.getLogger(name).removeFilter(self)
+
+
+_ENGINE_THREADS = _EngineThreads()
+
+
+def quiet_errors():
+    """Inside, PySpark does not log the errors this thread's Spark calls raise (the engine
+    reports them itself); other threads' errors are logged as before, and the loggers are as
+    they were once no thread is inside."""
+    return _ENGINE_THREADS.scope()

@@ -2,11 +2,13 @@
 nothing it reads changed), its fixpoint iterations, the rows that came in and went out, the
 Spark jobs it took and its seconds; and the same summed for the epoch.
 
-Spark jobs are counted with job groups: every job the engine starts inside `counting(...)` runs
-in a job group of its own, and the status tracker lists the group's jobs afterwards.
+Spark jobs are counted with job tags: every job the engine starts inside `counting(...)` carries
+a tag of its own, and the status tracker lists the tag's jobs afterwards. A tag is added beside
+the thread's own (a caller's job group, description and tags stay, so a caller who cancels
+their job group cancels the engine's jobs too).
 
 Inside `counting`, the label is also the Spark call site of the RDDs and jobs started (what the
-Spark UI shows for them). Without one, Spark takes every new RDD's call site from the JVM's
+Spark UI shows for them; the thread's own call site is restored afterwards). Without one, Spark takes every new RDD's call site from the JVM's
 stack, a walk of the stack and a regular expression per frame: 5% of the JVM time that building
 and running a small epoch's plans took.
 """
@@ -18,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Iterator
 
-_GROUPS = itertools.count()
+_TAGS = itertools.count()
 # Spark's thread-local properties that, when both are set, stand for the call site
 _CALL_SITE = ("callSite.short", "callSite.long")
 
@@ -30,6 +32,9 @@ class StratumStats:
     # "fresh" (a first evaluation: nothing stored yet) | "incremental" | "recomputed" (the
     # change was too large: evaluated from scratch) | "unchanged" (nothing it reads changed)
     mode: str = "unchanged"
+    # why it ran so: the fallback's decisions, with the numbers they compared
+    # (runtime/fallback.Decider), e.g. "change of 3 rows <= 0.25 x 40 stored"
+    why: str = ""
     iterations: int = 0
     rows_in: int = 0  # rows of the changes the stratum read
     rows_out: int = 0  # rows of the changes it produced (its relations' deltas, summed)
@@ -66,7 +71,8 @@ class EpochStats:
         for s in self.strata:
             if s.mode == "unchanged":
                 continue
-            out.append(f"  stratum {s.stratum} ({', '.join(s.relations)}): {s.mode}, "
+            why = f" ({s.why})" if s.why else ""
+            out.append(f"  stratum {s.stratum} ({', '.join(s.relations)}): {s.mode}{why}, "
                        f"{s.iterations} iterations, {s.rows_in} rows in, {s.rows_out} out, "
                        f"{s.jobs} jobs, {s.seconds:.2f}s")
         return out
@@ -80,8 +86,9 @@ class JobCounter:
 
     @contextmanager
     def counting(self, label: str) -> Iterator["Counted"]:
-        group = f"ddlog-{next(_GROUPS)}-{time.time_ns()}"
-        self.sc.setJobGroup(group, label)
+        tag = f"ddlog-{next(_TAGS)}-{time.time_ns()}"
+        own = {key: self.sc.getLocalProperty(key) for key in _CALL_SITE}
+        self.sc.addJobTag(tag)
         for key in _CALL_SITE:
             self.sc.setLocalProperty(key, f"ddlog {label}")
         counted = Counted()
@@ -90,11 +97,10 @@ class JobCounter:
             yield counted
         finally:
             counted.seconds = time.perf_counter() - started
-            counted.jobs = len(self.sc.statusTracker().getJobIdsForGroup(group))
-            self.sc.setLocalProperty("spark.jobGroup.id", None)
-            self.sc.setLocalProperty("spark.job.description", None)
-            for key in _CALL_SITE:
-                self.sc.setLocalProperty(key, None)
+            self.sc.removeJobTag(tag)
+            for key, value in own.items():
+                self.sc.setLocalProperty(key, value)
+            counted.jobs = len(self.sc._jsc.sc().statusTracker().getJobIdsForTag(tag))
 
 
 @dataclass

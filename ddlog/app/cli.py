@@ -193,12 +193,26 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# demo
+
+
+@command("demo", "check the example programs shipped with ddlog and run one on Spark "
+                 "(what `make demo` runs)")
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ddlog.app.demo import main as demo
+
+    return demo()
+
+
+# ---------------------------------------------------------------------------------------------
 # Shared by the commands that run the engine (ddlog/database.py, ddlog/shell.py do the work)
 
 SPARK_ARGS = (
     arg("--master", metavar="URL", help="Spark master (default: $SPARK_MASTER or local[*])"),
     arg("--conf", metavar="KEY=VALUE", action="append", default=[],
-        help="a Spark setting (repeatable); wins over ddlog's defaults"),
+        help="a Spark setting (repeatable); wins over ddlog's defaults. ddlog.NAME=VALUE "
+             "sets the engine's knob NAME (e.g. ddlog.decisions=rows: the fallback decides "
+             "by row counts, not seconds)"),
     arg("--verbose", action="store_true",
         help="show Spark's own warnings and errors (log level WARN; DDLOG_SPARK_LOG_LEVEL "
              "sets another level)"),
@@ -217,19 +231,29 @@ FORMAT_ARG = arg("--format", choices=("text", "csv", "json"), default="text",
 def spark_options(args: argparse.Namespace):
     from ddlog.app.database import SparkOptions
 
-    conf = {}
+    from ddlog.runtime.config import with_knobs
+
+    conf, knobs = {}, {}
     for item in args.conf:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise DDlogError(f"--conf expects KEY=VALUE, got '{item}'")
-        conf[key.strip()] = value
+        key = key.strip()
+        if key.startswith("ddlog."):  # the engine's own knobs (runtime/config.Config)
+            knobs[key[len("ddlog."):]] = value
+        else:
+            conf[key] = value
+    try:
+        with_knobs(knobs)
+    except ValueError as err:
+        raise DDlogError(f"--conf ddlog.*: {err}") from None
     level = None
     if args.verbose:
         import os
 
         level = os.environ.get("DDLOG_SPARK_LOG_LEVEL") or "warn"
     return SparkOptions(args.master, conf, level, show_start=sys.stderr.isatty(),
-                        short_lived=args.command in SHORT_LIVED)
+                        short_lived=args.command in SHORT_LIVED, knobs=knobs)
 
 
 def quick_jit_for(db: "Database", sources: "Iterable[Spec]") -> None:

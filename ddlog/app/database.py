@@ -38,7 +38,7 @@ from ddlog.syntax.source import read_text
 from ddlog.types import RelationInfo, TCtor, TStruct, Update
 from ddlog.values import Record, format_record, format_value, sort_key
 from ddlog.values.literals import mutated, row_of, value_of
-from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.config import DEFAULT, Config, with_knobs
 from ddlog.runtime.state import Manifest, StateDir, StateError, program_hash
 
 if TYPE_CHECKING:
@@ -54,6 +54,8 @@ class SparkOptions:
     log_level: str | None = None  # Spark's log level (--verbose: warn); default off
     show_start: bool = False  # say on stderr that Spark is starting (a person is watching)
     short_lived: bool = False  # one short command: start the JVM for that (quick_jit)
+    # the engine's knobs a command was given (`--conf ddlog.NAME=VALUE`: runtime/config.Config)
+    knobs: dict[str, str] = field(default_factory=dict)
 
 
 def _short_lived(config: Config, manifest: Manifest | None) -> Config:
@@ -80,12 +82,13 @@ class Database:
         self.manifest = manifest
         self.options = options or SparkOptions()
         self.writer = writer
-        self.config = config
+        self.config = with_knobs(self.options.knobs, config) if self.options.knobs else config
         self.inputs: dict[str, str] = dict(manifest.inputs) if manifest else {}
         self.outputs: dict[str, str] = dict(manifest.outputs) if manifest else {}
         # `ddlog stream`'s sources and last committed micro-batch, stored with each epoch
         self.stream: dict = dict(manifest.stream) if manifest else {}
-        self._spark = spark
+        self._session = spark  # the caller's session (the API's), else made on first use
+        self._spark = None  # the engine's own session of the same SparkContext
         self._engine = None
         self.keep_open = False  # `ddlog serve` owns it: the commands it runs do not close it
 
@@ -366,9 +369,11 @@ class Database:
         from pyspark.sql import DataFrame
 
         from ddlog.runtime.io.ingest import frame
+        from ddlog.runtime.spark import adopt
 
         info = self.input_relation(name, verb=verb)
         if isinstance(rows, DataFrame):
+            rows = adopt(self.spark, rows)  # planned under the engine's settings
             return Update(0, frame(rows, info, "DataFrame", UpdateError, by_position=True))
         return self.rows_update(info, 0, rows)
 
@@ -395,9 +400,12 @@ class Database:
                                                     *self.outputs.values()])
 
     @property
-    def spark(self):
-        if self._spark is None:
-            from ddlog.runtime.spark import get_session
+    def session(self):
+        """The caller's SparkSession: the one given to the Python API, else the active one,
+        else one made with ddlog's defaults (a command's). Left as it was found: the engine
+        runs on a session of its own (`spark`)."""
+        if self._session is None:  # a command's: its process is ddlog's
+            from ddlog.runtime.spark import get_session, quiet_query_context_logs
 
             conf = dict(self.options.conf)
             if self.needs_catalog():
@@ -406,13 +414,25 @@ class Database:
                 sys.stderr.write("ddlog: starting Spark ...\r")
                 sys.stderr.flush()
             try:
-                self._spark = get_session(self.options.master, conf,
-                                          level=self.options.log_level,
-                                          quick_jit=self.options.short_lived)
+                self._session = get_session(self.options.master, conf,
+                                            level=self.options.log_level,
+                                            quick_jit=self.options.short_lived)
             finally:
                 if self.options.show_start:
                     sys.stderr.write("\r\033[K")  # the line goes once Spark is up
                     sys.stderr.flush()
+            quiet_query_context_logs()
+        return self._session
+
+    @property
+    def spark(self):
+        """The engine's SparkSession: a new session of the caller's SparkContext, with the
+        caller's SQL settings and the engine's own (runtime/spark.engine_session). The SQL
+        settings the engine changes around its actions change there only."""
+        if self._spark is None:
+            from ddlog.runtime.spark import engine_session
+
+            self._spark = engine_session(self.session)
             if self.state is not None:
                 from ddlog.runtime.spark import reliable_checkpoints
                 from ddlog.runtime.state import CHECKPOINTS

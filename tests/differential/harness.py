@@ -56,17 +56,20 @@ def from_rows(rows: Iterable, types: tuple[Type, ...]) -> list[tuple]:
     return [tuple(from_spark(r[k], t) for k, t in enumerate(types)) for r in rows]
 
 
-def collect_all(frames: dict[str, Any]) -> dict[str, list]:
+def collect_all(frames: dict[str, Any], spark=None) -> dict[str, list]:
     """Collect several DataFrames at once. Each collect is a small Spark job whose cost is
     mostly latency, so running them from a few threads (Spark schedules concurrent jobs)
     roughly halves the time a full comparison takes. The test's relations are small: they
-    are read under the engine's settings for small actions."""
+    are read under the engine's settings for small actions, on `spark` (the engine's own
+    session: the caller's session, whose the frames are, is left as it is)."""
     from ddlog.runtime.physical import driver_sized
+    from ddlog.runtime.spark import adopt
 
     if not frames:
         return {}
-    with driver_sized(next(iter(frames.values())).sparkSession), \
-            ThreadPoolExecutor(max_workers=4) as pool:
+    spark = spark or next(iter(frames.values())).sparkSession
+    frames = {k: adopt(spark, df) for k, df in frames.items()}
+    with driver_sized(spark), ThreadPoolExecutor(max_workers=4) as pool:
         rows = pool.map(lambda df: df.collect(), frames.values())
         return dict(zip(frames, rows))
 
@@ -391,7 +394,7 @@ class Differential:
         frames = {f"rel {n}": self.p.relation(n) for n in rels}
         if old is not None:
             frames.update({f"change {n}": df for n, df in changes.items() if n in rels})
-        rows = collect_all(frames)
+        rows = collect_all(frames, self.p.db.spark)
         bad = []
         for name, info in rels.items():
             if info.weighted:

@@ -293,3 +293,64 @@ def test_u64_from_two_to_the_63_up(spark, tmp_path):
     with pytest.raises(UpdateError, match="column x: out of range for bit<64>"):
         d.p.insert("U", too_big)
     d.check_relations()
+
+
+GRAPH = """
+input relation Edge(src: bigint, dst: bigint)
+input relation Root(node: bigint)
+input relation Named(id: bigint, name: string)
+output relation Reach(node: bigint)
+output relation ReachedName(name: string)
+
+Reach(r) :- Root(r).
+Reach(y) :- Reach(x), Edge(x, y).
+ReachedName(n) :- Reach(x), Named(x, n).
+"""
+
+
+class _Graph:
+    """An object shaped as a GraphFrame: `vertices` (id and other columns) and `edges` (src,
+    dst and other columns) DataFrames. GraphFrames' jar is not on PyPI: its shape is enough."""
+
+    def __init__(self, vertices, edges):
+        self.vertices, self.edges = vertices, edges
+
+
+def test_graphframe_shaped_inputs(spark):
+    """A vertices frame `(id, name)` fills `Root(node)` through a column map, and a graph's
+    vertices and edges go in by insert_graph (a one-column vertex relation takes `id`; an edge
+    relation's columns are matched by name, the graph's other columns left out); deleting
+    them works the same way; bad maps are refused naming the relation and column, and buffer
+    nothing."""
+    d = Differential(Program.load(GRAPH, spark), "api-graph")
+    vertices = spark.createDataFrame([(1, "a"), (2, "b"), (3, "c"), (4, "d")],
+                                     "id long, name string")
+    edges = spark.createDataFrame([(1, 2, "follows"), (2, 3, "follows"), (4, 1, "likes")],
+                                  "src long, dst long, relationship string")
+    g = _Graph(vertices, edges)
+    d.p.insert("Root", vertices.where("id = 1"), columns={"node": "id"})
+    d.p.insert_graph(g, edges="Edge")
+    d.p.insert("Named", vertices)  # same names: matched as they are
+    d.commit([("insert", "Root", (1,))]
+             + [("insert", "Edge", e) for e in [(1, 2), (2, 3), (4, 1)]]
+             + [("insert", "Named", v) for v in [(1, "a"), (2, "b"), (3, "c"), (4, "d")]])
+
+    with pytest.raises(UpdateError, match="relation 'Root' has no column id"):
+        d.p.insert("Root", vertices, columns={"id": "id"})
+    with pytest.raises(UpdateError, match=r"no column ident \(for node\)"):
+        d.p.insert("Root", vertices, columns={"node": "ident"})
+    with pytest.raises(UpdateError, match="`columns` maps a DataFrame's columns"):
+        d.p.insert("Root", [(1,)], columns={"node": "id"})
+    with pytest.raises(UpdateError, match="object has no `vertices`"):
+        d.p.insert_graph(object(), vertices="Root")
+    with pytest.raises(UpdateError, match=r"no column source \(for src\)"):
+        d.p.insert_graph(g, vertices="Root", edges="Edge", edge_columns={"src": "source"})
+    d.check_relations()
+
+    # the whole graph's vertices as roots; then the graph taken out again
+    d.p.insert_graph(_Graph(vertices.where("id = 4"), edges.limit(0)), vertices="Root",
+                     edges="Edge")
+    d.commit([("insert", "Root", (4,))])
+    d.p.delete_graph(g, vertices="Root", edges="Edge")
+    d.commit([("delete", "Root", (v,)) for v in (1, 2, 3, 4)]
+             + [("delete", "Edge", e) for e in [(1, 2), (2, 3), (4, 1)]])
