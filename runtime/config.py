@@ -126,6 +126,16 @@ class Config:
     # about as large (at least 90%, next to the stored rows) are recomputed at once, without
     # trying first (0: never; see runtime/fallback.GaveUp).
     recompute_memory: int = 8
+    # How the fallback takes those decisions (runtime/fallback.Decider): "clock", by the
+    # seconds measured; "rows", by row counts only, so that the same epochs take the same
+    # paths and Spark jobs on any machine, busy or idle; "random:SEED", each drawn from a
+    # source seeded by SEED (tests reach every path with it). The answers are the same.
+    decisions: str = "clock"
+
+    def __post_init__(self) -> None:
+        from ddlog.runtime.fallback import Decider
+
+        Decider(self.decisions)  # a wrong mode is refused when the Config is made
 
 
 DEFAULT = Config()
@@ -141,14 +151,14 @@ def with_knobs(text: str | dict[str, str], base: Config = DEFAULT) -> Config:
              else (item.partition("=")[::2] for item in filter(None, text.split(","))))
     for name, value in items:
         if name not in types:
-            raise ValueError(f"no knob {name!r} in runtime/config.Config")
+            raise ValueError(f"{name}={value}: no such knob (runtime/config.Config)")
         kind = types[name] if isinstance(types[name], str) else types[name].__name__
         try:
             parsed = (value if kind == "str" else _bool(value) if kind == "bool"
                       else float(value) if kind == "float" else int(value))
             config = replace(config, **{name: parsed})
         except ValueError as err:
-            raise ValueError(f"knob {name}: {err}") from None
+            raise ValueError(f"{name}={value}: {err}") from None
     return config
 
 

@@ -14,12 +14,15 @@ are made here and in runtime/stratum.py only.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
+from typing import Iterator
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from ddlog.errors import DDlogError, EvaluationError
 from ddlog.plan.compile import CompiledProgram
 from ddlog.plan.normalize import UNIT
 from ddlog.types import RelationInfo, Update
@@ -29,6 +32,7 @@ from ddlog.runtime.operators import Probe
 from ddlog.runtime.stratum import Progress, StratumRuntime, run_together
 from ddlog.runtime.trace import INF, Batch, Persist, Trace
 from ddlog.runtime.config import DEFAULT, Config
+from ddlog.runtime.errors import is_spark_failure
 from ddlog.runtime.physical import (Frame, estimated_rows, held_many, local_frame,
                               materialize_many, partitioned_by)
 from ddlog.runtime.spark import is_local, side_by_side
@@ -242,7 +246,8 @@ class Engine:
             for group in self.together:
                 label = "strata " if len(group) > 1 else "stratum "
                 with counter.counting(label + ", ".join(str(s.circuit.stratum)
-                                                        for s in group)) as counted:
+                                                        for s in group)) as counted, \
+                        internal_errors(group):
                     done = run_together([s.epoch(progress) for s in group], self.config)
                 stats.jobs += counted.jobs
                 for s, st in zip(group, done):
@@ -447,3 +452,21 @@ def read_value(spark: SparkSession, info: RelationInfo, manifest, state,
     if z is None:
         return local_frame(spark, relation_schema(info.column_types, weight=False), [])
     return bag(z, cols) if info.weighted else z.filter(col(WEIGHT) > 0).select(*cols)
+
+
+@contextmanager
+def internal_errors(group: list[StratumRuntime]) -> Iterator[None]:
+    """An inconsistency inside the engine while it runs strata (a failed invariant, a bug)
+    becomes an error naming the strata and the last decision each took, not a traceback:
+    the commit is rolled back as for any other error. A program's own errors (DDlogError)
+    and Spark's failures pass as they are."""
+    try:
+        yield
+    except Exception as err:
+        if isinstance(err, DDlogError) or is_spark_failure(err):
+            raise
+        where = "; ".join(f"stratum {s.circuit.stratum} ({', '.join(s.circuit.relations)})"
+                          f"{f', last decision: {s.decided}' if s.decided else ''}"
+                          for s in group)
+        raise EvaluationError(f"internal error in {where}: {type(err).__name__}"
+                              f"{f': {err}' if str(err) else ''}") from err

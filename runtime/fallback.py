@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 
 @dataclass
@@ -270,3 +270,113 @@ class GaveUp:
             return False
         self.left -= 1
         return True
+
+
+@dataclass
+class Decision:
+    """One decision of the fallback: what it chose and why (the numbers it compared, or the
+    draw that chose), as `last_commit` and `feed --stats` show it."""
+
+    chose: bool
+    why: str
+
+
+@dataclass
+class Run:
+    """What an incremental run of a recursive stratum knows when the fallback asks about it:
+    the seconds it spent and its budget (None: no evaluation from scratch to weigh it
+    against), the rows its deltas made so far and their budget (the rows the last evaluation
+    from scratch made, times config.incremental_budget, scaled to its inputs' size now)."""
+
+    spent: float
+    budget: float | None
+    made: int
+    rows_budget: float | None
+
+
+class Decider:
+    """Takes the fallback's decisions for the strata of one engine (`Config.decisions`):
+
+    - at an epoch's start, whether a stratum's change is large enough next to its stored
+      rows to evaluate it from scratch at once (`recompute`: the ratio rule;
+      a remembered give-up, GaveUp, is checked after it in every mode);
+    - before each iteration of an incremental run, whether to give it up and recompute
+      (`give_up`);
+    - whether such a give-up is remembered for the changes as large that follow
+      (`remember`), and whether a run that finished cost more than a recompute would have
+      (`too_dear`, remembered the same way).
+
+    "clock" decides by measured seconds (what the run spent against its budget, and what
+    its paces foresee: Scratch.overrun); "rows" by row counts only (what the run's deltas
+    made against what the last evaluation from scratch made), so that two runs of the same
+    epochs take the same paths and Spark jobs on any machine; "random:SEED" draws each
+    decision from a source seeded by SEED, the stratum, the engine's epoch and the point of
+    decision, so that tests reach every path, reproducibly. Whichever way a decision goes,
+    the answer is the same: only its cost differs."""
+
+    # a draw's chance of each choice in "random": to recompute at an epoch's start, to give
+    # up before an iteration, to remember a give-up, to count a finished run as too dear
+    chances: ClassVar[dict[str, float]] = {"recompute": 0.3, "give up": 0.2,
+                                           "remember": 0.5, "too dear": 0.3}
+
+    def __init__(self, mode: str = "clock"):
+        kind, _, seed = mode.partition(":")
+        if kind not in ("clock", "rows", "random") or (kind == "random") != bool(seed):
+            raise ValueError(f"the fallback's decisions are clock, rows or random:SEED, not "
+                             f"{mode!r}")
+        self.mode, self.kind, self.seed = mode, kind, seed
+
+    def _draw(self, point: str, stratum: int, epoch: int, i: int = 0) -> Decision:
+        import random
+
+        # a str seed is hashed by SHA-512: the same draw in every process
+        chose = random.Random(f"{self.seed}/{stratum}/{epoch}/{point}/{i}").random() \
+            < self.chances[point]
+        return Decision(chose, f"{self.mode} drew {'yes' if chose else 'no'}")
+
+    def recompute(self, stratum: int, epoch: int, rows_in: int, stored: int,
+                  ratio: float) -> Decision:
+        if self.kind == "random":
+            return self._draw("recompute", stratum, epoch)
+        chose = rows_in > ratio * stored
+        sign = ">" if chose else "<="
+        return Decision(chose, f"change of {rows_in} rows {sign} {ratio:g} x {stored} stored")
+
+    def give_up(self, stratum: int, epoch: int, i: int, run: Run,
+                overrun: Callable[[], bool] | None) -> Decision:
+        """`overrun`: the clock's verdict (Scratch.overrun with the run's paces), asked only
+        in "clock"; None when there is no evaluation from scratch to weigh the run against."""
+        if self.kind == "random":
+            return self._draw("give up", stratum, epoch, i)
+        if self.kind == "rows":
+            if run.rows_budget is None:
+                return Decision(False, "no evaluation from scratch to weigh it against")
+            chose = run.made > run.rows_budget
+            sign = ">" if chose else "<="
+            return Decision(chose, f"{run.made} delta rows made {sign} budget "
+                                   f"{run.rows_budget:.0f}")
+        if overrun is None or run.budget is None:
+            return Decision(False, "no evaluation from scratch to weigh it against")
+        chose = overrun()
+        return Decision(chose, f"{run.spent:.2f}s spent, budget "
+                               f"{run.budget:.2f}s, iterations left foreseen "
+                               f"{'over' if chose else 'within'} it")
+
+    def remember(self, stratum: int, epoch: int, i: int, run: Run) -> Decision:
+        if self.kind == "random":
+            return self._draw("remember", stratum, epoch, i)
+        if self.kind == "rows":
+            chose = run.rows_budget is not None and run.made >= GaveUp.cheap * run.rows_budget
+            return Decision(chose, f"{run.made} delta rows made of {run.rows_budget or 0:.0f}")
+        chose = run.budget is not None and GaveUp.remembered(run.spent, run.budget)
+        return Decision(chose, f"{run.spent:.2f}s spent of {run.budget or 0:.2f}s")
+
+    def too_dear(self, stratum: int, epoch: int, run: Run) -> Decision:
+        if self.kind == "random":
+            return self._draw("too dear", stratum, epoch)
+        if self.kind == "rows":
+            chose = run.rows_budget is not None and run.made > run.rows_budget
+            return Decision(chose, f"{run.made} delta rows made, budget "
+                                   f"{run.rows_budget or 0:.0f}")
+        chose = run.budget is not None and run.spent > run.budget
+        return Decision(chose, f"took {run.spent:.2f}s, budget {run.budget or 0:.2f}s")

@@ -34,7 +34,7 @@ from ddlog.errors import EvaluationError
 from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import,
                                 Join, Negate, Output, Select, Union_)
 from ddlog.runtime.config import DEFAULT, Config
-from ddlog.runtime.fallback import Check, GaveUp, Paces, Scratch
+from ddlog.runtime.fallback import Check, Decider, Decision, GaveUp, Paces, Run, Scratch
 from ddlog.runtime.operators import Context, Operator, Probe, build_operator
 from ddlog.runtime.operators.base import KeysOf
 from ddlog.runtime.operators.linear import column_sources, linear_fn, renames
@@ -90,7 +90,9 @@ def run_together(epochs: list[Epoch], config: Config = DEFAULT) -> list[StratumS
                 asked[k] = epochs[k].send({key: frames[(k, key)] for key in r.plans})
             except StopIteration as stop:
                 done[k] = stop.value
-    assert all(st is not None for st in done)
+    missing = [k for k, st in enumerate(done) if st is None]
+    if missing:
+        raise RuntimeError(f"{len(missing)} of the strata run together did not finish")
     return done  # type: ignore[return-value]
 
 
@@ -110,6 +112,8 @@ class StratumRuntime:
         self.scratch: Scratch | None = None
         self.gave_up: GaveUp | None = None  # its last incremental run that cost too much
         self.paces = Paces()  # what its incremental iterations took, by their deltas' rows
+        self.decider = Decider(config.decisions)  # by the clock, by rows, or drawn
+        self.decided = ""  # the last decision it took, and why (for an internal error)
         # an evaluation from scratch this epoch ran (a first one, or a recompute), which its
         # end (end_epoch) makes `scratch`, with the time its traces' folds took
         self.measured: tuple[Scratch, bool] | None = None  # (it, whether a first one)
@@ -270,15 +274,21 @@ class StratumRuntime:
         if not stats.rows_in:
             return stats  # nothing this stratum reads changed: nothing to do
         fresh = self._fresh(imports)
-        if not fresh and self._recompute_pays(imports, stats.rows_in):
-            return self._recompute(imports, stats, progress, cold)
+        if not fresh:
+            start = self._recompute_pays(imports, stats.rows_in)
+            stats.why = start.why
+            self.decided = f"{'recompute' if start.chose else 'incremental'}: {start.why}"
+            if start.chose:
+                return self._recompute(imports, stats, progress, cold)
         stats.mode = "fresh" if fresh else "incremental"
         inline = self._inline(fresh, imports)
         scan = bool(inline) and c.recursive and not fresh
         for op in self.ops.values():
             op.begin_epoch(fresh, scan)
         feedback = set(c.delays.values()) if c.recursive else set()
-        budget = None if fresh or not c.recursive else self._budget(imports)
+        weighed = c.recursive and not fresh  # an incremental run the fallback may give up
+        budget = self._budget(imports) if weighed else None
+        rows_budget = self._rows_budget(imports) if weighed else None
         began = time.perf_counter()
         i, steps, pace = 0, 0, 0.0
         # the last iteration run, the rows of its deltas and of the run's before it
@@ -288,24 +298,18 @@ class StratumRuntime:
         checks: list[Check] = []  # what the run foresaw before its iterations
         while True:
             spent = time.perf_counter() - began
-            if budget is not None and steps and self.scratch is not None:
-                # the iterations left to the depth go at the mean pace of the run's moving
-                # iterations, not the last one's: one slow iteration among quick ones is not
-                # the pace of the rest (over points-to a 1-row change's second iteration took
-                # 2.2 s, its 20 in all 1.3 s each)
-                mean = sum(moving) / len(moving) if moving else pace
-                guess = self.paces.ahead(self.scratch, last, rows, before)
-                checks.append(Check(spent, self.scratch.left(i, mean), guess))
-                # a guess counts no less than one more iteration at the last one's pace
-                if self.scratch.overrun(
-                        budget, spent, i,
-                        mean * self.paces.correction("depth") if guess is None else pace,
-                        None if guess is None else guess * self.paces.correction("guess"),
-                        self.config.guess_margin):
+            if weighed and steps:
+                run = Run(spent, budget, before + rows, rows_budget)
+                decision = self.decider.give_up(c.stratum, self.epochs_run, i, run,
+                                                self._overrun(budget, spent, i, last, rows,
+                                                              before, pace, moving, checks))
+                if decision.chose:
                     # iterating the change costs more than evaluating from scratch would:
                     # drop what this epoch recorded so far and recompute
                     self._abandon()
-                    if GaveUp.remembered(spent, budget):
+                    stats.why = f"gave up before iteration {i}: {decision.why}"
+                    self.decided = stats.why
+                    if self.decider.remember(c.stratum, self.epochs_run, i, run).chose:
                         self._too_dear(stats, imports)
                     return self._recompute(imports, stats, progress, cold)
             steps += 1
@@ -336,11 +340,16 @@ class StratumRuntime:
             if nxt is None:
                 break
             i = nxt
-        if budget is not None:
+        if weighed:
             took = time.perf_counter() - began
-            self.paces.learn(checks, took)
-            if took > budget:
-                self._too_dear(stats, imports)  # finished, but a recompute would have cost less
+            if checks:
+                self.paces.learn(checks, took)
+            done = self.decider.too_dear(c.stratum, self.epochs_run,
+                                         Run(took, budget, before + rows, rows_budget))
+            if done.chose:
+                # finished, but a recompute would have cost less
+                stats.why = f"{stats.why}; finished over its budget: {done.why}"
+                self._too_dear(stats, imports)
         if c.recursive:
             for nid in inline:
                 self.out_traces[nid].replace_lazy(self.ops[nid].whole())
@@ -399,6 +408,16 @@ class StratumRuntime:
         seconds = self.scratch.seconds_now(self.epochs_run > 1, self.config.cold_scratch)
         return self.config.incremental_budget * seconds * self.scratch.scale(self._stored(imports))
 
+    def _rows_budget(self, imports: set[str]) -> float | None:
+        """How many delta rows an incremental run may make before recomputing pays, by row
+        counts only (Config.decisions "rows"): config.incremental_budget times the rows the
+        last evaluation from scratch's deltas made, scaled to the inputs' size now (None
+        before there was one, or when a state written before they were kept lacks them)."""
+        if self.scratch is None or not self.scratch.deltas:
+            return None
+        made = sum(self.scratch.deltas)
+        return self.config.incremental_budget * made * self.scratch.scale(self._stored(imports))
+
     def _too_dear(self, stats: StratumStats, imports: set[str]) -> None:
         """Remember this epoch's change as one that cost more incrementally than a recompute
         (GaveUp): the next ones as large recompute at once; not a change of one row, which
@@ -423,15 +442,42 @@ class StratumRuntime:
                *(self.relation_traces[r] for r in (*imports, *self.circuit.relations))]
         return not any(t.batches for t in own)
 
-    def _recompute_pays(self, imports: set[str], rows_in: int) -> bool:
+    def _recompute_pays(self, imports: set[str], rows_in: int) -> Decision:
         """Whether this epoch's change is large enough, next to what the stratum reads, that
         evaluating it from scratch costs less than iterating the change through its traces
         (whose every iteration joins the change with the past as well as with itself), or
         than the last incremental run that gave up (GaveUp)."""
         stored = self._past(imports)
-        if rows_in > self.config.recompute_ratio * stored:
-            return True
-        return self.gave_up is not None and self.gave_up.recompute_at_once(rows_in, stored)
+        ratio = self.decider.recompute(self.circuit.stratum, self.epochs_run, rows_in, stored,
+                                       self.config.recompute_ratio)
+        if ratio.chose:
+            return ratio
+        if self.gave_up is not None and self.gave_up.recompute_at_once(rows_in, stored):
+            return Decision(True, f"as large as a change that cost more than a recompute "
+                                  f"({self.gave_up.left} more recompute at once)")
+        return ratio
+
+    def _overrun(self, budget: float | None, spent: float, i: int, last: int, rows: int,
+                 before: int, pace: float, moving: list[float], checks: list[Check]
+                 ) -> Callable[[], bool] | None:
+        """The clock's verdict on an incremental run about to run iteration i (what its
+        paces foresee against its budget: Scratch.overrun), to be asked; what it foresaw is
+        kept in `checks` for Paces.learn. None without an evaluation from scratch to weigh
+        the run against."""
+        scratch = self.scratch
+        if budget is None or scratch is None:
+            return None
+        # the iterations left to the depth go at the mean pace of the run's moving
+        # iterations, not the last one's: one slow iteration among quick ones is not the
+        # pace of the rest
+        mean = sum(moving) / len(moving) if moving else pace
+        guess = self.paces.ahead(scratch, last, rows, before)
+        checks.append(Check(spent, scratch.left(i, mean), guess))
+        # a guess counts no less than one more iteration at the last one's pace
+        return lambda: scratch.overrun(
+            budget, spent, i, mean * self.paces.correction("depth") if guess is None else pace,
+            None if guess is None else guess * self.paces.correction("guess"),
+            self.config.guess_margin)
 
     def _past(self, imports: set[str]) -> int:
         """The rows the stratum's inputs stored before this epoch."""
@@ -474,9 +520,9 @@ class StratumRuntime:
         stats.mode = "recomputed"
         stats.iterations = done.iterations
         # what the next recompute will cost: this one's whole time, not its run's alone (and
-        # the epoch's end adds its folds')
-        assert run.measured is not None
-        first = run.measured[0]
+        # the epoch's end adds its folds'). A run over inputs that are all gone evaluated
+        # nothing: no rows, no iterations.
+        first = run.measured[0] if run.measured is not None else Scratch(0.0, 0, 0)
         self.measured = (Scratch(time.perf_counter() - began, first.rows, first.iterations,
                                  cold, first.deltas), False)
         stats.rows_out = sum(self.relation_traces[r].cur_rows(0, INF) for r in c.relations)

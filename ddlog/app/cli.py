@@ -246,7 +246,7 @@ def spark_options(args: argparse.Namespace):
     try:
         with_knobs(knobs)
     except ValueError as err:
-        raise DDlogError(f"--conf ddlog.*: {err}") from None
+        raise DDlogError(f"--conf ddlog.{err}") from None
     level = None
     if args.verbose:
         import os

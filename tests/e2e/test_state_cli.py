@@ -109,13 +109,26 @@ def test_session_in_separate_processes(cli, tmp_path):
     assert json_changes(r.out) == expected, r
     assert manifest_epoch(state) == 3
 
+    # the fallback's decisions drawn from a seeded source (--conf ddlog.decisions): the same
+    # answer, and --stats says how each stratum ran and why; a wrong mode changes nothing
+    r = cli("feed", "--state", state, "--insert", "Edge(9, 10)", "--stats",
+            "--conf", "ddlog.decisions=sometimes")
+    assert r.code == 1 and "ddlog.decisions" in r.err and "random:SEED" in r.err, r
+    assert "Traceback" not in r.err and manifest_epoch(state) == 3
+    r = cli("feed", "--state", state, "--insert", "Edge(9, 10)", "--stats",
+            "--conf", "ddlog.decisions=random:5")
+    assert r.code == 0, r
+    assert parse_changes(r.out) == oracle.apply([("insert", "Edge", (9, 10))]), r
+    assert "random:5 drew" in r.err, r
+    assert manifest_epoch(state) == 4
+
     # the shell on the same state: the first transaction commits, the second is rejected
     r = cli("shell", REACH, "--state", state, input="start;\ninsert Edge(7, 8);\n"
             "commit dump_changes;\nstart;\ninsert Edge(8, 9);\ninsert Reach(1);\ncommit;\n")
     assert r.code == 1 and "<stdin>:6:8: error: cannot insert relation 'Reach'" in r.err, r
     expected = oracle.apply([("insert", "Edge", (7, 8))])
     assert parse_changes(r.out) == expected, r
-    assert manifest_epoch(state) == 4
+    assert manifest_epoch(state) == 5
     # every commit rewrote the sink
     assert {int(d["node"]) for d in read_csv_dir(unreach)} == \
         {n for (n,) in oracle.values["Unreachable"]}
@@ -126,7 +139,7 @@ def test_session_in_separate_processes(cli, tmp_path):
     assert r.code == 0, r
     expected = oracle.update({"Edge": {(1, 2), (2, 3), (3, 10)}, "Root": {(1,)}})
     assert parse_changes(r.out) == expected, r
-    assert manifest_epoch(state) == 5
+    assert manifest_epoch(state) == 6
 
     # query: DDlog's text format, csv with a limit
     r = cli("query", "--state", state, "Reach")

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from ddlog.runtime.fallback import Check, GaveUp, Paces, Scratch
+from ddlog.runtime.fallback import Check, Decider, GaveUp, Paces, Run, Scratch
 
 # a run from scratch of 16 iterations took 8 s: 0.5 s an iteration; the budget is that 8 s
 SCRATCH = Scratch(seconds=8.0, rows=100_000, iterations=16)
@@ -231,3 +231,66 @@ def test_a_corrected_rule_goes_on_where_it_gave_up():
     assert scratch.overrun(59.0, spent=2.5, i=7, pace=2.0, ahead=72.0, margin=0.8)
     assert not scratch.overrun(59.0, spent=2.5, i=7, pace=2.0,
                                ahead=72.0 * p.correction("guess"), margin=0.8)
+
+
+# -- who decides: the clock, row counts, or a seeded draw (runtime.fallback.Decider) ----------
+
+
+def test_decider_modes_are_checked():
+    for bad in ("", "clocks", "random", "random:", "rows:3"):
+        with pytest.raises(ValueError, match="decisions are clock, rows or random:SEED"):
+            Decider(bad)
+    from ddlog.runtime.config import Config
+
+    with pytest.raises(ValueError):
+        Config(decisions="sometimes")
+
+
+def test_the_clock_decides_by_seconds_and_says_what_it_compared():
+    d = Decider("clock")
+    run = Run(spent=3.0, budget=8.0, made=500, rows_budget=100.0)
+    gave = d.give_up(1, 4, 2, run, lambda: True)
+    assert gave.chose and "3.00s spent, budget 8.00s" in gave.why
+    assert not d.give_up(1, 4, 2, run, lambda: False).chose
+    # nothing to weigh the run against: it goes on, whatever its rows
+    assert not d.give_up(1, 4, 2, Run(3.0, None, 10**9, None), None).chose
+    assert d.remember(1, 4, 2, Run(2.0, 8.0, 0, None)).chose  # a quarter of the budget
+    assert not d.remember(1, 4, 2, Run(1.9, 8.0, 10**9, 1.0)).chose
+    assert d.too_dear(1, 4, Run(8.5, 8.0, 0, None)).chose
+    assert not d.too_dear(1, 4, Run(7.5, 8.0, 10**9, 1.0)).chose
+    start = d.recompute(1, 4, rows_in=30, stored=100, ratio=0.25)
+    assert start.chose and start.why == "change of 30 rows > 0.25 x 100 stored"
+    assert not d.recompute(1, 4, rows_in=25, stored=100, ratio=0.25).chose
+
+
+def test_rows_decide_by_row_counts_whatever_the_seconds():
+    d = Decider("rows")
+
+    def never():  # the clock's verdict is not asked
+        raise AssertionError("asked the clock")
+
+    assert d.give_up(1, 4, 2, Run(0.0, 8.0, 101, 100.0), never).chose
+    assert not d.give_up(1, 4, 2, Run(1e9, 8.0, 100, 100.0), never).chose
+    assert not d.give_up(1, 4, 2, Run(1e9, 8.0, 10**9, None), never).chose
+    assert d.remember(1, 4, 2, Run(0.0, 8.0, 25, 100.0)).chose
+    assert not d.remember(1, 4, 2, Run(1e9, 8.0, 24, 100.0)).chose
+    assert d.too_dear(1, 4, Run(0.0, 8.0, 101, 100.0)).chose
+    assert not d.too_dear(1, 4, Run(1e9, 8.0, 100, 100.0)).chose
+
+
+def test_random_draws_are_seeded_by_seed_stratum_epoch_point_and_iteration():
+    run = Run(0.0, None, 0, None)
+
+    def draws(seed: str) -> list[bool]:
+        d = Decider(f"random:{seed}")
+        return ([d.recompute(s, e, 1, 1, 0.25).chose for s in range(5) for e in range(8)]
+                + [d.give_up(s, e, i, run, None).chose for s in range(3) for e in range(4)
+                   for i in range(1, 6)]
+                + [d.remember(s, e, 1, run).chose for s in range(5) for e in range(8)]
+                + [d.too_dear(s, e, run).chose for s in range(5) for e in range(8)])
+
+    a, b = draws("7"), draws("7")
+    assert a == b  # the same in every process (not Python's salted hash)
+    assert a != draws("8")
+    assert True in a and False in a
+    assert Decider("random:7").give_up(0, 0, 1, run, None).why.startswith("random:7 drew ")
