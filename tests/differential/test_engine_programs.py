@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from ddlog.runtime.config import Config
 from ddlog.values import Record
 from tests.differential.harness import (INCREMENTAL, Differential, ValueGen, Workload,
                                          acyclic_pairs)
@@ -111,3 +112,18 @@ def test_program_against_oracle(spark, name):
     p = Program.load(os.path.join(PROGRAMS, f"{name}.dl"), spark, config=INCREMENTAL)
     d = Differential(p, name, seed_for(f"programs/{name}"))
     d.run(WORKLOADS[name], epochs=10)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_program_under_drawn_decisions(spark, name):
+    """The same, with each of the fallback's decisions (recompute at an epoch's start, give
+    up before an iteration, remember a give-up) drawn from a source seeded per program
+    (Config.decisions): whichever path each epoch takes, the answer is the oracle's. The
+    assertion message names the decisions' seed."""
+    from ddlog.api import Program
+
+    seed = seed_for(f"decisions/{name}")
+    p = Program.load(os.path.join(PROGRAMS, f"{name}.dl"), spark,
+                     config=Config(decisions=f"random:{seed}"))
+    d = Differential(p, f"{name} decisions=random:{seed}", seed)
+    d.run(WORKLOADS[name], epochs=8)
