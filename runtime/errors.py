@@ -26,7 +26,8 @@ _CONDITIONS = {
 _DAMAGE = re.compile(r"ChecksumException|FileNotFoundException|FAILED_READ_FILE|"
                      r"is not a Parquet file|ParquetDecodingException|EOFException|"
                      r"CANNOT_READ_FILE_FOOTER|PATH_NOT_FOUND")
-_FILE = re.compile(r"(?:file:/*)?(/[^\s:'\"]+\.(?:parquet|crc))")
+_FILE = re.compile(r"(?:file:/*)?(/[^\s:'\"`]+\.(?:parquet|crc|json|csv|dat|txt))|"
+                   r"(?:[Pp]ath does not exist|PATH_NOT_FOUND\][^:]*): (?:file:)?(/[^\s'\"`]+)")
 
 
 def is_spark_failure(err: BaseException) -> bool:
@@ -50,10 +51,11 @@ def describe(err: BaseException) -> str | None:
                       text.splitlines()[0] if text else "")
         return m.group(1) if m else "an expression failed"
     if _DAMAGE.search(text):
-        m = _FILE.search(text)
-        where = f" {m.group(1)}" if m else ""
-        kind = "a checksum does not match" if "Checksum" in text else "it cannot be read"
-        return f"stored data is damaged:{where}: {kind}"
+        where = unreadable_file(err)
+        kind = ("a checksum does not match" if "ChecksumException" in text else
+                "it does not exist" if re.search(r"PATH_NOT_FOUND|FileNotFound|does not exist",
+                                                 text) else "it cannot be read")
+        return f"cannot read {where or 'a file'}: {kind}"
     if condition in _CONDITIONS:
         return _CONDITIONS[condition]
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
@@ -61,8 +63,17 @@ def describe(err: BaseException) -> str | None:
 
 
 def is_damage(err: BaseException) -> bool:
-    """Whether a Spark failure came from reading a damaged or missing file."""
+    """Whether a Spark failure came from reading a damaged or missing file (a state's, or a
+    user's: unreadable_file says which)."""
     return is_spark_failure(err) and bool(_DAMAGE.search(str(err)))
+
+
+def unreadable_file(err: BaseException) -> str | None:
+    """The file a failure to read names, if it names one."""
+    m = _FILE.search(str(err))
+    if m is None:
+        return None
+    return "/" + (m.group(1) or m.group(2)).lstrip("/")
 
 
 def _condition(err: BaseException) -> str | None:

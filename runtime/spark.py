@@ -305,12 +305,17 @@ def _start_gateway(builder, level: str):
     conf = SparkConf(loadDefaults=False)
     for key, value in builder._options.items():
         conf.set(key, value)
+    # The JVM gets a session of its own: a SIGTERM to the command's process group (systemd's
+    # stop, `timeout`, `kill -- -PGID`) reaches the command, which finishes the batch it is
+    # running, and not the JVM under it. The JVM still ends with the command: it exits when
+    # its standard input (a pipe from this process) closes.
     if level != "off":
-        return launch_gateway(conf)
+        return launch_gateway(conf, popen_kwargs={"start_new_session": True})
     read_end, write_end = os.pipe()
     target = os.dup(2)
     try:
-        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end})
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end,
+                                                     "start_new_session": True})
     finally:
         os.close(write_end)
     threading.Thread(target=_forward, args=(read_end, target), daemon=True,

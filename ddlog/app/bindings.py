@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ddlog.app.dat import read_dat
 from ddlog.app.database import Database
-from ddlog.runtime.io import (BindingError, Spec, check_sink_path, parse_binding, parse_spec,
-                        read_source)
+from ddlog.runtime.io import (BindingError, Spec, check_apart, check_sink_path, parse_binding,
+                              parse_spec, read_source)
 
 ALL = "*"
 
@@ -41,9 +41,22 @@ def bind(db: Database, inputs: list[str], outputs: list[str]) -> None:
             from ddlog.runtime.io import check_csv_columns
 
             check_csv_columns(info, spec)
-        check_sink_path(spec)
         sinks[rel] = str(spec)
+    check_apart(written_paths(db, sinks), db.state.path if db.state is not None else None)
+    for text in sinks.values():
+        check_sink_path(parse_spec(text, sink=True))
     db.inputs, db.outputs = bound, sinks
+
+
+def written_paths(db: Database, sinks: dict[str, str] | None = None) -> list[tuple[str, Spec]]:
+    """What a command rewrites besides the state: its sinks, and a checkpoint directory the
+    user gave (Spark writes and deletes there), for check_apart."""
+    out = [(f"--output {rel}", parse_spec(text, sink=True))
+           for rel, text in sorted((db.outputs if sinks is None else sinks).items())]
+    given = db.options.conf.get("spark.checkpoint.dir")
+    if given:
+        out.append(("spark.checkpoint.dir", Spec("parquet", given)))
+    return out
 
 
 def bound_sources(db: Database) -> dict[str, Spec]:

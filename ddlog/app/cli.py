@@ -10,12 +10,13 @@ returns its exit code. Errors are handled here once for all commands:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ddlog.errors import DDlogError
-from ddlog.syntax.source import read_text
+from ddlog.syntax.source import read_stream, read_text
 
 if TYPE_CHECKING:
     from ddlog.app.database import Database
@@ -102,7 +103,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         return args.run(args)
     except Exception as err:
-        status, message = failure(err)
+        status, message = failure(err, getattr(args, "state", None))
         print(message, file=sys.stderr)
         return status
     except KeyboardInterrupt:
@@ -110,9 +111,10 @@ def run_command(args: argparse.Namespace) -> int:
         return 130
 
 
-def failure(err: Exception) -> tuple[int, str]:
+def failure(err: Exception, state: str | None = None) -> tuple[int, str]:
     """The exit status and the one message for an error that ends a command; anything not
-    known as the input's or Spark's fault is re-raised (a bug shows its traceback)."""
+    known as the input's or Spark's fault is re-raised (a bug shows its traceback). A file
+    that cannot be read is the state's damage when it is one of `state`'s, else the input's."""
     if isinstance(err, DDlogError):
         return 1, err.format()
     if isinstance(err, RecursionError):
@@ -121,12 +123,19 @@ def failure(err: Exception) -> tuple[int, str]:
         return 2, f"ddlog: error: no such file: {err.filename}"
     if isinstance(err, OSError):
         return 2, f"ddlog: error: {err.filename or 'input/output'}: {err.strerror or err}"
-    from ddlog.runtime.errors import describe
+    from ddlog.runtime.errors import describe, is_damage, unreadable_file
 
     what = describe(err)  # a Spark job that failed while reading or computing
     if what is None:
         raise err
+    file = unreadable_file(err) if is_damage(err) else None
+    if file is not None and state is not None and _inside(file, state):
+        return 1, f"ddlog: error: state {os.path.realpath(state)} is damaged ({what})"
     return 1, f"ddlog: error: {what}"
+
+
+def _inside(path: str, directory: str) -> bool:
+    return os.path.realpath(path).startswith(os.path.realpath(directory) + os.sep)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,9 +291,14 @@ def open_state(args: argparse.Namespace, writer: bool = True):
 
 def input_text(args: argparse.Namespace, path: str) -> str:
     """A file the command reads (FILE.dat, --commands): from the client when `ddlog serve`
-    runs the command (the server may not see the client's working directory)."""
+    runs the command, which never opens a path a client names (the client sends the file's
+    text; the server may not see the client's files, and must not read its own for it)."""
     given = getattr(args, "texts", None) or {}
-    return given[path] if path in given else read_text(path)
+    if path in given:
+        return given[path]
+    if getattr(args, "served", None) is not None:
+        raise DDlogError(f"{path}: a served command reads the files its client sends")
+    return read_text(path)
 
 
 def progress_reporter():
@@ -408,10 +422,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                   "weight +1/-1; the epoch is the partition column)"),
          *SPARK_ARGS)
 def cmd_stream(args: argparse.Namespace) -> int:
-    from ddlog.app.bindings import bind
+    from ddlog.app.bindings import bind, written_paths
     from ddlog.app.database import Database
     from ddlog.app.stream import Stream, Trigger, parse_change_feeds, parse_sources, \
         stderr_report
+    from ddlog.runtime.io import check_apart
 
     trigger = Trigger.parse(args.trigger)
     db = Database.for_program(args.program, args.state, spark_options(args))
@@ -425,6 +440,10 @@ def cmd_stream(args: argparse.Namespace) -> int:
             inputs = dict(db.inputs)
             bind(db, [], args.output)  # checked, then kept beside the state's other sinks
             db.inputs = inputs
+        check_apart([*written_paths(db), *((f"--changes {rel}", spec)
+                                           for rel, spec in sorted(feeds.items()))],
+                    db.state.path, read=[(f"--source {rel}", spec)
+                                         for rel, spec in sorted(sources.items())])
         stream = Stream(db, sources, feeds, stderr_report)
         stream.run(trigger)
         print(f"{stream.batches} batch{'es' if stream.batches != 1 else ''} committed; "
@@ -486,7 +505,7 @@ def cmd_feed(args: argparse.Namespace) -> int:
         if args.file is not None:
             n += feed_commands(db, txn, input_text(args, args.file), args.file)
         elif not args.updates and not sys.stdin.isatty():
-            n += feed_commands(db, txn, sys.stdin.read(), "<stdin>")
+            n += feed_commands(db, txn, read_stream(sys.stdin), "<stdin>")
         for kind, text in args.updates or []:
             db.apply(txn, record_argument(kind, text), f"--{kind}", f"{kind} {text}")
             n += 1
@@ -589,7 +608,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         db.close()
 
 
-@command("sql", "run a Spark SQL query over a state (every relation is a view)",
+@command("sql", "run a read-only Spark SQL query over a state (every relation is a view; "
+                "SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN)",
          STATE_ARG,
          arg("query", metavar="SQL", help="the query, e.g. \"SELECT * FROM Path WHERE src = 1\""),
          FORMAT_ARG,
@@ -598,15 +618,21 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_sql(args: argparse.Namespace) -> int:
     from pyspark.errors import PySparkException
 
-    from ddlog.values import render
     from ddlog.runtime.errors import describe
+    from ddlog.runtime.spark import adopt, engine_session
+    from ddlog.runtime.sql import check_read_only
+    from ddlog.values import render
 
     db = open_state(args, writer=False)
     try:
+        # a session of its own (with the engine's settings): its views and the query leave
+        # the state's session (a served state's, which later clients use) as it was
+        session = engine_session(db.spark)
+        check_read_only(session, args.query)
         for name in db.relations:
-            db.named(name, db.value_frame(name)).createOrReplaceTempView(name)
+            adopt(session, db.named(name, db.value_frame(name))).createOrReplaceTempView(name)
         try:
-            df = db.spark.sql(args.query)
+            df = session.sql(args.query)
             if args.limit is not None:
                 df = df.limit(args.limit)
             rows = df.collect()

@@ -1,74 +1,151 @@
 """The client side of `ddlog serve` (ddlog/app/serve.py): when a server answers for the state
 a command names, the command runs there and this process only prints what it sends back.
 
-`forward` returns None when no server answers (no serve file, nobody listening on its port, or
-a wrong token: a server killed without cleaning up, its port reused by another program); the
-command then opens the state itself, as without a server.
+`forward` returns None when no server answers: no serve file, its pid not a live ddlog
+server, or nobody on its port who can prove it holds the token (a server killed without
+cleaning up, its port reused by another program, which then gets neither the token nor the
+command); the command then opens the state itself, as without a server. A server that
+answers but refuses the command says why, and the command fails with that.
 """
 from __future__ import annotations
 
 import argparse
+import hmac
+import http.client
 import json
 import os
+import secrets
 import sys
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ddlog.app.serve import SERVE_FILE
+from ddlog.app.serve import AUTH, NONCE, PROOF, SERVE_FILE, proof
 from ddlog.errors import DDlogError
-from ddlog.syntax.source import read_text
+from ddlog.limits import MAX_LINE
+from ddlog.syntax.source import read_stream, read_text
 
 
 @dataclass(frozen=True)
 class Server:
     port: int
     token: str
+    pid: int
+
+    def _exchange(self, method: str, body: bytes | None, headers: dict[str, str],
+                  timeout: float | None) -> tuple[int, dict[str, str], bytes] | None:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            conn.request(method, "/", body=body, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+        except (OSError, http.client.HTTPException):
+            return None
+        finally:
+            conn.close()
+
+    def hello(self, timeout: float = 10) -> bool:
+        """Whether the server on the port is this state's: it proves it holds the token
+        (an HMAC of a fresh nonce), and it is the process the serve file names."""
+        nonce = secrets.token_hex(16)
+        got = self._exchange("GET", None, {NONCE: nonce}, timeout)
+        if got is None or got[0] != 200:
+            return False
+        try:
+            answer = json.loads(got[2].decode("utf-8"))
+        except ValueError:
+            return False
+        return (isinstance(answer, dict) and answer.get("pid") == self.pid
+                and hmac.compare_digest(str(answer.get("proof", "")),
+                                        proof(self.token, "hello", nonce)))
 
     def call(self, request: dict[str, Any], timeout: float | None = None) -> dict | None:
-        """The server's answer, or None when nobody (or someone else) answers."""
-        data = json.dumps({**request, "token": self.token}).encode("utf-8")
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/", data=data,
-                                     headers={"Content-Type": "application/json"})
+        """The server's answer (with "refused" and why, when it does not take the request),
+        or None when nobody, or somebody who cannot prove holding the token, answers."""
+        nonce = secrets.token_hex(16)
+        data = json.dumps(request).encode("utf-8")
+        got = self._exchange("POST", data, {"Content-Type": "application/json", NONCE: nonce,
+                                            AUTH: proof(self.token, "request", nonce)},
+                             timeout)
+        if got is None:
+            return None
+        _, headers, body = got
+        if not hmac.compare_digest(headers.get(PROOF.lower(), ""),
+                                   proof(self.token, "answer", nonce, body)):
+            return None
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                answer = json.loads(resp.read().decode("utf-8"))
-        except (urllib.error.URLError, ConnectionError, ValueError, OSError):
+            answer = json.loads(body.decode("utf-8"))
+        except ValueError:
             return None
-        if not isinstance(answer, dict) or "refused" in answer:
-            return None
-        return answer
+        return answer if isinstance(answer, dict) else None
 
 
 def find_server(state_dir: str) -> Server | None:
-    path = os.path.join(os.path.abspath(state_dir), SERVE_FILE)
+    """The server the state's serve file names, if its process is a live ddlog server."""
+    path = os.path.join(os.path.realpath(state_dir), SERVE_FILE)
     try:
         with open(path, encoding="utf-8") as f:
             info = json.load(f)
-        return Server(int(info["port"]), str(info["token"]))
+        server = Server(int(info["port"]), str(info["token"]), int(info["pid"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return server if _a_server(server.pid) else None
+
+
+def _a_server(pid: int) -> bool:
+    """Whether `pid` is a live process that is a `ddlog serve` (where /proc says what a
+    process runs; elsewhere, alive is all that is checked)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: not our server
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return True
+    return b"serve" in argv and any(b"ddlog" in a for a in argv)
 
 
 def forward(args: argparse.Namespace, argv: list[str]) -> int | None:
     """Run the command on the state's server; its exit status, or None without a server."""
     server = find_server(args.state)
-    if server is None or server.call({"op": "hello"}, timeout=10) is None:
+    if server is None or not server.hello():
         return None
     if args.command == "shell":
         return _shell(server, args)
-    request: dict[str, Any] = {"op": "command", "argv": argv, "texts": {}}
+    request: dict[str, Any] = {"op": "command", "argv": _resolved(argv, args.state),
+                               "texts": {}}
     if args.command == "feed":
         if args.file is not None:
             request["texts"][args.file] = read_text(args.file)
         elif not args.updates and not sys.stdin.isatty():
-            request["stdin"] = sys.stdin.read()
+            request["stdin"] = read_stream(sys.stdin)
     answer = server.call(request)
     return None if answer is None else _print(answer)
 
 
+def _resolved(argv: list[str], state: str) -> list[str]:
+    """The command line with its --state resolved (symbolic links followed): the server runs
+    in a directory of its own."""
+    real = os.path.realpath(state)
+    out, k = [], 0
+    while k < len(argv):
+        a = argv[k]
+        if a == "--state" and k + 1 < len(argv):
+            out += [a, real]
+            k += 2
+            continue
+        out.append(f"--state={real}" if a.startswith("--state=") else a)
+        k += 1
+    return out
+
+
 def _print(answer: dict) -> int | None:
+    if "refused" in answer:
+        raise DDlogError(f"the ddlog server of this state refused the command: "
+                         f"{answer['refused']}")
     sys.stdout.write(answer.get("stdout", ""))
     sys.stdout.flush()
     sys.stderr.write(answer.get("stderr", ""))
@@ -94,7 +171,7 @@ def _shell(server: Server, args: argparse.Namespace) -> int | None:
         open_request.update(interactive=True)
         chunks = terminal_lines(lambda: PROMPT, sys.stdout)
     else:
-        chunks = iter(sys.stdin.readline, "")
+        chunks = iter(lambda: sys.stdin.readline(MAX_LINE), "")
     answer = server.call(open_request)
     if answer is None:
         return None

@@ -526,7 +526,7 @@ class Database:
         failure leaves everything as it was before, and `txn` as it is. `before_store` is
         given the changes before the epoch is committed (a change feed written there is
         written again if the commit does not happen: it is replayed)."""
-        from ddlog.runtime.errors import describe, is_damage
+        from ddlog.runtime.errors import describe, is_damage, unreadable_file
         from ddlog.runtime.state import Persister
 
         engine = self.engine
@@ -553,7 +553,12 @@ class Database:
             what = describe(err)
             if what is None:
                 raise
-            if is_damage(err) and self.state is not None:
+            file = unreadable_file(err) if is_damage(err) else None
+            if file is not None and self.state is not None and \
+                    os.path.realpath(file).startswith(os.path.realpath(self.state.path)
+                                                      + os.sep):
+                # one of the state's own files: the state is damaged (a user's file that
+                # cannot be read is the input's fault, said as such below)
                 raise StateError(f"state {self.state.path} is damaged ({what}); the "
                                  f"transaction was not committed") from None
             raise EvaluationError(f"the transaction failed and was rolled back: {what}") \

@@ -2,17 +2,26 @@
 and traces warm, answering `feed`, `refresh`, `query`, `sql` and `shell` for that state.
 
 Finding it. The server writes `DIR/.serve.json` (readable by its owner only: mode 0600) with
-its pid, its loopback port and a random token; a client that finds the file sends its command
-there with the token (ddlog/app/client.py), and falls back to opening the state itself when
-nobody answers (a server killed without removing the file). The server holds the state's
-writer lock for its whole life, so no other process commits behind its back.
+its pid, its loopback port and a random token; a client that finds the file (ddlog/app/
+client.py) checks that the pid is a live process and that whoever listens on the port holds
+the token, without sending it: it sends a random nonce and the server answers with an HMAC of
+it under the token (`proof`). Every request then carries an HMAC of its own nonce under the
+token in its headers, checked before its body is read (and a body of at most MAX_REQUEST
+bytes), and every answer an HMAC of the nonce and the answer's body, which the client checks.
+So a stale file (a server killed with SIGKILL) whose port another program took gets neither
+the token nor a command, and cannot pass for the server; the client then opens the state
+itself. The server holds the state's writer lock for its whole life, so no other process
+commits behind its back.
 
-Serving. A client sends its command line (and its stdin, and the text of the files it names);
-the server runs the very command function the CLI would, on its warm Database, and returns the
-exit status with what the command printed. Requests are handled one at a time: concurrent
+Serving. A client sends its command line, its state directory resolved (symbolic links
+followed, so that a client in any directory finds it), its stdin, and the text of the files it
+names: the server never opens a path a client names. The server runs the very command
+function the CLI would, on its warm Database, and returns the exit status with what the
+command printed; a command it does not take for this state is answered with why. Requests are handled one at a time: concurrent
 feeds become consecutive epochs, each its own, none lost, and a query sees the last committed
 epoch. A shell is a session: its chunks of input arrive one request each and run on a `Shell`
-kept for the session, so a transaction may span requests.
+kept for the session, so a transaction may span requests; a session idle for SESSION_IDLE
+seconds is dropped, with its open transaction.
 
 Stopping. SIGTERM or SIGINT finishes the request being served, removes the file and releases
 the state; after SIGKILL the last committed epoch is on disk as always.
@@ -28,6 +37,7 @@ import secrets
 import signal
 import sys
 import threading
+import time
 import traceback
 import uuid
 from dataclasses import dataclass
@@ -42,6 +52,22 @@ if TYPE_CHECKING:
     from ddlog.syntax.commands import StatementSplitter
 
 SERVE_FILE = ".serve.json"
+MAX_REQUEST = 256 << 20  # bytes of a request's body: a command's input files travel in it
+SESSION_IDLE = 3600.0  # seconds a served shell session may wait for its next input
+# the headers of a request's and an answer's authentication (proof())
+NONCE, AUTH, PROOF = "X-DDlog-Nonce", "X-DDlog-Auth", "X-DDlog-Proof"
+
+
+def proof(token: str, *parts: bytes | str) -> str:
+    """An HMAC-SHA256 of `parts` under the token: what a client or the server sends to show
+    it holds the token without sending it."""
+    import hashlib
+
+    mac = hmac.new(token.encode(), digestmod=hashlib.sha256)
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        mac.update(len(data).to_bytes(8, "big") + data)
+    return mac.hexdigest()
 
 
 @dataclass
@@ -53,6 +79,7 @@ class _Session:
     out: io.StringIO
     err: io.StringIO
     window: "SourceWindow | None" = None  # piped input: the last lines, for caret lines
+    used: float = 0.0  # time.monotonic() of its last request
 
 
 class Server:
@@ -100,13 +127,17 @@ class Server:
 
     # -- requests ----------------------------------------------------------------------------
 
+    def authentic(self, nonce: str, auth: str) -> bool:
+        """Whether a request's headers show its sender holds the token."""
+        return bool(nonce) and hmac.compare_digest(auth, proof(self.token, "request", nonce))
+
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        if not hmac.compare_digest(str(request.get("token", "")), self.token):
-            return {"refused": "bad token"}
+        """The answer to an authentic request (its body)."""
         op = request.get("op")
         if op == "hello":  # a client checks that the server lives before sending its input
-            return {"pid": os.getpid()}
+            return {"pid": os.getpid(), "state": self.db.state.path}
         with self.lock:
+            self._expire()
             self.served += 1
             if op == "command":
                 return self._command(request)
@@ -126,9 +157,11 @@ class Server:
             except SystemExit as exit_:  # argparse printed its usage error
                 return {"status": exit_.code or 0, "stdout": out.getvalue(),
                         "stderr": err.getvalue()}
-            if args.command not in SERVED_COMMANDS or \
-                    os.path.abspath(args.state) != self.db.state.path:
-                return {"refused": "not a command for this server"}
+            if args.command not in SERVED_COMMANDS:
+                return {"refused": f"`ddlog {args.command}` is not served"}
+            if os.path.realpath(args.state) != os.path.realpath(self.db.state.path):
+                return {"refused": f"this server serves {self.db.state.path}, not "
+                                   f"{args.state}"}
             args.served, args.texts = self.db, request.get("texts") or {}
             try:
                 status = run_command(args)
@@ -185,13 +218,22 @@ class Server:
             session = _Session(shell, StatementSplitter(file), out, err, SourceWindow())
             shell.source = session.window.text
         key = uuid.uuid4().hex
+        session.used = time.monotonic()
         self.sessions[key] = session
         return {"session": key, "stdout": "", "stderr": ""}
+
+    def _expire(self) -> None:
+        """Drop the shell sessions idle for SESSION_IDLE seconds (a client gone without
+        finishing), their open transactions with them."""
+        now = time.monotonic()
+        for key in [k for k, s in self.sessions.items() if now - s.used > SESSION_IDLE]:
+            del self.sessions[key]
 
     def _shell_step(self, op: str, request: dict) -> dict:
         session = self.sessions.get(str(request.get("session")))
         if session is None:
-            return {"refused": "no such shell session"}
+            return {"refused": "no such shell session (it ended, or was idle too long)"}
+        session.used = time.monotonic()
         try:
             if op == "shell-push":
                 chunk = str(request.get("chunk", ""))
@@ -232,23 +274,45 @@ def _redirected(out: io.StringIO, err: io.StringIO, stdin: str | None):
 def _handler(server: Server):
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            # who is asking, before anything of the body is read
+            nonce = self.headers.get(NONCE, "")
+            if not server.authentic(nonce, self.headers.get(AUTH, "")):
+                self._send(403, {"refused": "not authenticated"}, "")
+                self.close_connection = True
+                return
             try:
                 length = int(self.headers.get("Content-Length", "0"))
+                if not 0 <= length <= MAX_REQUEST:
+                    self._send(413, {"refused": f"a request of {length} bytes: at most "
+                                                f"{MAX_REQUEST}"}, nonce)
+                    self.close_connection = True
+                    return
                 request = json.loads(self.rfile.read(length).decode("utf-8"))
                 if not isinstance(request, dict):
                     raise ValueError("not an object")
             except (ValueError, UnicodeDecodeError):
-                self._send(400, {"refused": "bad request"})
+                self._send(400, {"refused": "bad request"}, nonce)
                 return
-            self._send(200, server.answer(request))
+            self._send(200, server.answer(request), nonce)
 
-        def _send(self, code: int, body: dict) -> None:
+        def _send(self, code: int, body: dict, nonce: str) -> None:
             data = json.dumps(body).encode("utf-8")
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if nonce:
+                self.send_header(PROOF, proof(server.token, "answer", nonce, data))
             self.end_headers()
             self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802
+            # an unauthenticated hello: the server proves it holds the token, for a nonce
+            nonce = self.headers.get(NONCE, "")
+            if not 16 <= len(nonce) <= 128:
+                self._send(400, {"refused": "bad request"}, "")
+                return
+            self._send(200, {"pid": os.getpid(),
+                             "proof": proof(server.token, "hello", nonce)}, "")
 
         def log_message(self, format: str, *args) -> None:  # noqa: A002
             pass  # quiet, as a command-line tool should be

@@ -21,6 +21,7 @@ from ddlog.syntax import commands as C
 from ddlog.values import render
 from ddlog.app.database import Database, Transaction
 from ddlog.errors import DDlogError
+from ddlog.limits import MAX_LINE
 
 PROMPT = ">> "
 CONTINUE = ".. "
@@ -77,7 +78,7 @@ class Shell:
 
         def lines() -> Iterator[str]:
             while True:
-                line = stream.readline()
+                line = stream.readline(MAX_LINE)  # a line without end is read in pieces
                 if not line:
                     return
                 window.add(line)

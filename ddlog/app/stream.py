@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from ddlog.app.database import Database
 
 _EPOCH_DIR = re.compile(r"epoch=[0-9]+|_SUCCESS|\..*")
+_FOREVER = "36500d"  # a file source's maxFileAge: no file is too old to apply
+# beside Spark's streaming checkpoint: which files each batch applied (Applied)
+_APPLIED = "ddlog-applied"
 
 
 @dataclass(frozen=True)
@@ -145,20 +148,27 @@ class Stream:
                              f"{db.state.file(STREAM)} is missing: without it files would be "
                              f"applied twice or skipped; restore it, or stream into a new state")
         self.wanted = wanted
+        self.applied = Applied(db.state.file(STREAM, _APPLIED))
 
     # -- the query ---------------------------------------------------------------------------
 
     def start(self, trigger: Trigger):
         from pyspark.sql import functions as F
 
+        from ddlog.runtime.io.specs import literal
+
         spark = self.db.spark
         frames = []
         for rel, spec in sorted(self.sources.items()):
             os.makedirs(spec.target, exist_ok=True)
+            # maxFileAge: Spark's file source skips, in silence, a file dated more than a
+            # week before the newest it has seen (one copied with its time kept, `cp -p`,
+            # `rsync -t`, an archive's); every file that arrives is a change to apply
             frames.append(spark.readStream.format("binaryFile")
                           .schema("path string, modificationTime timestamp, length bigint, "
                                   "content binary")
-                          .load(spec.target)
+                          .option("maxFileAge", _FOREVER)
+                          .load(literal(spec.target))
                           .select(F.lit(rel).alias("relation"), "path",
                                   "modificationTime"))
         files = frames[0]
@@ -178,8 +188,12 @@ class Stream:
 
         query = self.start(trigger)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        checked = time.monotonic()
         try:
             while query.isActive:
+                if time.monotonic() - checked > _CHECK_EVERY and self.error is None:
+                    checked = time.monotonic()
+                    self._check_reused(query)
                 if self._stopping:
                     with self._lock:
                         while self._busy:
@@ -193,6 +207,8 @@ class Stream:
         finally:
             for s, handler in previous.items():
                 signal.signal(s, handler)
+        if self.error is None:
+            self._check_reused(None)
         if self.error is not None and not isinstance(self.error, _Stopped):
             raise self.error
         failed = query.exception()
@@ -200,6 +216,25 @@ class Stream:
             from ddlog.runtime.errors import describe
 
             raise DDlogError(f"the stream failed: {describe(failed) or failed}")
+
+    def _check_reused(self, query) -> None:
+        """Stop with an error if a watched directory holds a file under a name a batch
+        applied, with other contents: Spark's file source never reads a name twice, so its
+        rows would never be applied, in silence."""
+        for rel, spec in sorted(self.sources.items()):
+            reused = self.applied.reused(spec.target)
+            if reused is not None:
+                path, batch = reused
+                with self._lock:
+                    while self._busy:
+                        self._lock.wait()
+                    self.error = StreamError(
+                        f"change file {path} has the name of a file that batch {batch} "
+                        f"applied, but other contents: a name is read once; move the file "
+                        f"in under a new name (the stream stopped; nothing of it is applied)")
+                if query is not None:
+                    query.stop()
+                return
 
     def _on_signal(self, signum, frame) -> None:
         with self._lock:
@@ -235,6 +270,7 @@ class Stream:
         # in the order the files were written (then by name): a change feed's epochs, say
         found = sorted((r["modificationTime"], r["path"], r["relation"]) for r in files.collect())
         paths = [(rel, path) for _, path, rel in found]
+        self.applied.record(batch_id, [path for _, path in paths])
         txn = Transaction()
         for rel, path in paths:
             inserts, deletes = read_changes(db.spark, self.sources[rel].kind, path,
@@ -275,6 +311,75 @@ class Stream:
 
 class _Stopped(Exception):
     """A batch refused because a stop was requested."""
+
+
+class StreamError(DDlogError):
+    """A stream that cannot go on as the files stand."""
+
+
+# how often a running stream looks for reused names (Stream._check_reused), in seconds
+_CHECK_EVERY = 2.0
+
+
+class Applied:
+    """Which change files each batch applied, by path, with what identifies their contents
+    (size, modification time, inode) when they were read: one JSON file per batch in
+    `directory` (beside Spark's checkpoint, in the state), written before the batch commits
+    (a replay writes it again)."""
+
+    def __init__(self, directory: str):
+        import json
+
+        self.directory = directory
+        self.files: dict[str, tuple[int, tuple]] = {}  # path -> (batch, identity)
+        if os.path.isdir(directory):
+            for name in sorted(os.listdir(directory)):
+                if name.endswith(".json") and name[:-5].isdigit():
+                    with open(os.path.join(directory, name), encoding="utf-8") as f:
+                        for path, ident in json.load(f).items():
+                            self.files[path] = (int(name[:-5]), tuple(ident))
+
+    @staticmethod
+    def identity(path: str) -> tuple | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+    def record(self, batch: int, paths: list[str]) -> None:
+        import json
+
+        got = {}
+        for path in paths:
+            local = _local(path)
+            ident = self.identity(local)
+            if ident is not None:
+                got[local] = list(ident)
+                self.files[local] = (batch, ident)
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        tmp = os.path.join(self.directory, f".{batch}.json.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(got, f)
+        os.replace(tmp, os.path.join(self.directory, f"{batch}.json"))
+
+    def reused(self, directory: str) -> tuple[str, int] | None:
+        """A file in `directory` whose name a batch applied with other contents: (its path,
+        that batch)."""
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return None
+        for e in entries:
+            known = self.files.get(e.path)
+            if known is not None and e.is_file() and self.identity(e.path) != known[1]:
+                return e.path, known[0]
+        return None
+
+
+def _local(path: str) -> str:
+    """A path Spark lists (`file:/x`) as the local path it is."""
+    return path[len("file:"):] if path.startswith("file:") else path
 
 
 def stderr_report(line: str) -> None:

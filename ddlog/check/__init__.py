@@ -10,6 +10,7 @@ import os
 
 from ddlog.check.program import CheckedProgram
 from ddlog.check.rules import check_program
+from ddlog.limits import collector_paused
 from ddlog.syntax.modules import resolve_imports
 from ddlog.syntax.parser import parse_program
 from ddlog.syntax.source import read_text
@@ -30,7 +31,9 @@ def read_program(path_or_text: str, file: str | None = None) -> tuple[str, str]:
 def check_text(text: str, file: str = "<input>") -> CheckedProgram:
     """Parse and check a program (and the user modules it imports, read beside `file`);
     raises a DDlogError subclass on any program error."""
-    return check_program(resolve_imports(parse_program(text, file), parse_program, read_text))
+    with collector_paused():
+        return check_program(resolve_imports(parse_program(text, file), parse_program,
+                                             read_text))
 
 
 def check_file(path: str) -> CheckedProgram:

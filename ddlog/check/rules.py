@@ -12,6 +12,7 @@ The first error raises `TypeCheckError(message, span, prog.source)`.
 from __future__ import annotations
 
 import copy
+import pickle
 
 from ddlog.syntax import ast
 from ddlog.syntax.bindings import matching_items
@@ -187,13 +188,20 @@ def check_rule(ck: ExprChecker, rule: ast.Rule) -> ast.Rule:
     gets that type and the rule is checked again, from an untouched copy."""
     hints: dict[str, Type] = {}
     while True:
-        attempt = copy.deepcopy(rule)
+        attempt = _copy(rule)
         try:
             return RuleChecker(ck, attempt, hints).check()
         except Retype as r:
             if r.var in hints:  # cannot happen: a hinted variable is not flexible
                 raise AssertionError(f"retyped twice: {r.var}") from None
             hints[r.var] = r.ty
+
+
+def _copy(rule: ast.Rule) -> ast.Rule:
+    """A copy of a rule the checker may annotate: pickled and read back, which copies a tree of
+    dataclasses several times faster than copy.deepcopy (a program of 100,000 rules spent
+    most of its checking copying them)."""
+    return pickle.loads(pickle.dumps(rule, pickle.HIGHEST_PROTOCOL))
 
 
 class RuleChecker:

@@ -8,6 +8,7 @@ the language and runtime/).
 from __future__ import annotations
 
 from ddlog.check import check_text, read_program
+from ddlog.limits import collector_paused
 from ddlog.plan.compile import CompiledProgram, compile_program
 from ddlog.syntax.source import read_text
 
@@ -15,7 +16,8 @@ __all__ = ["CompiledProgram", "compile_program", "load", "load_file", "load_text
 
 
 def load_text(text: str, file: str = "<input>") -> CompiledProgram:
-    return compile_program(check_text(text, file))
+    with collector_paused():
+        return compile_program(check_text(text, file))
 
 
 def load(path_or_text: str, file: str | None = None) -> CompiledProgram:

@@ -21,7 +21,8 @@ from typing import Iterator, Union
 from lark import v_args
 
 from ddlog.syntax import ast
-from ddlog.errors import Span
+from ddlog.errors import DDlogError, Span
+from ddlog.limits import MAX_DIGITS, MAX_INT_BITS, MAX_STATEMENT
 from ddlog.syntax.parser import Builder, parse_text
 from ddlog.syntax.scanner import Located, NestingError, scan_string
 from ddlog.grammar import commands_parser
@@ -192,6 +193,10 @@ def _fast_literal(tok: str, span: Span) -> ast.Lit:
         return ast.Lit(tok == "true", "bool", span)
     if "." in tok or "e" in tok or "E" in tok:
         return ast.Lit(float(tok), "float", span)
+    if len(tok.lstrip("-+").lstrip("0")) > MAX_DIGITS:
+        shown = tok if len(tok) <= 24 else tok[:21] + "..."
+        raise DDlogError(f"integer literal {shown} is too large (no integer type has more than "
+                         f"{MAX_INT_BITS} bits)", span)
     return ast.Lit(int(tok), "int", span)
 
 
@@ -285,6 +290,11 @@ class StatementSplitter:
     def push(self, text: str) -> None:
         self._buf = self._buf[self._i:] + text
         self._i = 0
+        if len(self._buf) > MAX_STATEMENT:
+            self._buf = ""
+            raise DDlogError(f"a statement longer than {MAX_STATEMENT >> 20} MiB of text; is "
+                             f"a ';' missing?", Span(self.file, self._line, self._col,
+                                                     self._line, self._col + 1))
 
     def feed(self, text: str) -> list[Command]:
         self.push(text)

@@ -19,6 +19,7 @@ ddlog/syntax/commands.py reuses the scanner, the error conversion and the Builde
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from types import SimpleNamespace
 from typing import Callable
@@ -28,10 +29,11 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 
 from ddlog.errors import DDlogError, ParseError, Span
-from ddlog.limits import MAX_INT_BITS, MAX_NESTING, recursion_room
+from ddlog.limits import MAX_CHAIN, MAX_DIGITS, MAX_INT_BITS, MAX_NESTING, recursion_room
 from ddlog.syntax import ast, blocks, flwor
 from ddlog.syntax.bindings import matching_items
 from ddlog.syntax.scanner import Located, gap_end, mask, scan_interpolation
+from ddlog.tree import Node
 from ddlog.grammar import program_parser
 
 # ---------------------------------------------------------------------------------------------
@@ -326,6 +328,9 @@ class Builder(Transformer):
         delay, diff = 0, False
         if ch[0].type == "DELAYED":
             name, _, n = name.rpartition("-")
+            if len(n) > MAX_DIGITS:
+                raise self.fail(f"`{name}-{n[:21]}...`: too many transactions back",
+                                self.sp(meta))
             delay = int(n)
             if delay == 0:
                 raise self.fail(f"`{name}-0` is {name} itself: a delay counts transactions "
@@ -556,6 +561,8 @@ class Builder(Transformer):
 
     def field_access(self, meta, ch):
         tok = ch[2]
+        if tok.type == "DEC_INT" and len(str(tok)) > MAX_DIGITS:
+            raise self.fail(f"tuple field .{str(tok)[:21]}... does not exist", self.sp(meta))
         name = str(int(tok)) if tok.type == "DEC_INT" else str(tok)
         return ast.FieldAccess(ch[0], name, self.sp(meta))
 
@@ -812,24 +819,83 @@ def transform(tree, builder: Builder):
         raise
 
 
-def check_nesting(tree: Tree, loc: Located) -> dict[int, int]:
+# Operators whose chains (`a or b or c ...`) are one level however long: they associate, so a
+# chain is rebuilt as a balanced tree (_rebalanced) and no pass recurses along it.
+_FLAT = {"OR": "or", "AND": "and", "CONCAT": "++", "BAR": "|", "AMP": "&", "CARET": "^"}
+
+
+def check_nesting(tree: Tree, loc: Located) -> tuple[dict[int, int], bool]:
     """Refuse a tree nested deeper than MAX_NESTING (counting the levels around `loc`'s piece
-    of text), before the recursive passes see it. Returns the depth of every string token that
-    holds an interpolation, by its offset: the interpolation is parsed on its own, one level
-    deeper."""
+    of text), before the recursive passes see it. A chain of one associative operator (_FLAT)
+    counts as one level, up to MAX_CHAIN operands. Returns the depth of every string token
+    that holds an interpolation, by its offset (the interpolation is parsed on its own, one
+    level deeper), and whether a chain is long enough to be rebalanced."""
     strings: dict[int, int] = {}
-    stack: list[tuple[Tree, int]] = [(tree, loc.depth)]
+    chained = False
+    stack: list[tuple[Tree, int, int]] = [(tree, loc.depth, 0)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, run = stack.pop()
         if depth > MAX_NESTING:
             raise loc.error(f"expression nested too deeply (more than {MAX_NESTING} levels of "
                             f"operators, parentheses, calls or blocks)", _tree_span(node, loc))
-        for child in node.children:
+        if run > MAX_CHAIN:
+            raise loc.error(f"a chain of more than {MAX_CHAIN} operators", _tree_span(node, loc))
+        for k, child in enumerate(node.children):
             if isinstance(child, Tree):
-                stack.append((child, depth + 1))
+                if k == 0 and _same_chain(node, child):
+                    chained = chained or run >= _REBALANCE
+                    stack.append((child, depth, run + 1))
+                else:
+                    stack.append((child, depth + 1, 0))
             elif isinstance(child, Token) and child.type == "STRING" and "${" in child:
                 strings[child.start_pos] = depth + 1
-    return strings
+    return strings, chained
+
+
+# chains at least this long are rebuilt balanced; shorter ones stay as written
+_REBALANCE = 32
+
+
+def _same_chain(node: Tree, child: Tree) -> bool:
+    """Whether `child`, the left operand of `node`, continues a chain of `node`'s operator."""
+    if node.data != "binop" or child.data != "binop" or len(node.children) != 3 \
+            or len(child.children) != 3:
+        return False
+    op, inner = node.children[1], child.children[1]
+    return isinstance(op, Token) and isinstance(inner, Token) and op.type in _FLAT \
+        and op.type == inner.type
+
+
+def _rebalanced(x):
+    """`x` (an AST, a list of them, ...) with every chain of one associative operator rebuilt
+    as a balanced tree: the same value, a depth that grows with the logarithm of its length."""
+    if isinstance(x, ast.BinOp) and x.op in _FLAT.values():
+        leaves, todo = [], [x]
+        while todo:  # the chain's operands, in order, without recursion
+            e = todo.pop()
+            if isinstance(e, ast.BinOp) and e.op == x.op:
+                todo += [e.right, e.left]
+            else:
+                leaves.append(e)
+        return _balanced(x.op, [_rebalanced(e) for e in leaves])
+    if isinstance(x, Node):
+        return dataclasses.replace(x, **{f.name: _rebalanced(getattr(x, f.name))
+                                         for f in dataclasses.fields(x)})
+    if isinstance(x, list):
+        return [_rebalanced(y) for y in x]
+    if isinstance(x, tuple):
+        return tuple(_rebalanced(y) for y in x)
+    return x
+
+
+def _balanced(op: str, operands: list) -> "ast.Expr":
+    if len(operands) == 1:
+        return operands[0]
+    mid = len(operands) // 2
+    left, right = _balanced(op, operands[:mid]), _balanced(op, operands[mid:])
+    span = Span(left.span.file, left.span.line, left.span.col, right.span.end_line,
+                right.span.end_col)
+    return ast.BinOp(op, left, right, span)
 
 
 def _tree_span(node: Tree, loc: Located) -> Span:
@@ -849,10 +915,10 @@ def parse_text(text: str, start: str, loc: Located,
         masked = mask(text, loc, hash_comments)
         tree = run_lark(lark or program_parser(), masked, text, start, loc)
         builder = make_builder(loc, text)
-        builder.string_depth = check_nesting(tree, loc)
+        builder.string_depth, chained = check_nesting(tree, loc)
         result = transform(tree, builder)
         builder.check_no_stray_group_by()
-        return result
+        return _rebalanced(result) if chained else result
 
 
 def parse_program(text: str, file: str = "<input>") -> ast.Program:

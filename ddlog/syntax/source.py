@@ -6,7 +6,10 @@ bytes that are not UTF-8 reported at their line and column instead of as a decod
 """
 from __future__ import annotations
 
+from typing import TextIO
+
 from ddlog.errors import DDlogError, Span
+from ddlog.limits import MAX_TEXT_BYTES
 
 BOM = "\ufeff"
 
@@ -28,7 +31,22 @@ def decode(data: bytes, file: str) -> str:
 
 def read_text(path: str, name: str | None = None) -> str:
     """The text of the file at `path` (OSError when it cannot be read); `name` is what
-    messages call it (the path by default)."""
+    messages call it (the path by default). More than MAX_TEXT_BYTES is refused (a device
+    such as /dev/zero, a wrong file) before it fills the memory."""
     with open(path, "rb") as f:
-        data = f.read()
+        data = f.read(MAX_TEXT_BYTES + 1)
+    _check_size(len(data), name or path)
     return decode(data, name or path)
+
+
+def read_stream(stream: TextIO, name: str = "<stdin>") -> str:
+    """All of a text stream (standard input), at most MAX_TEXT_BYTES of it."""
+    text = stream.read(MAX_TEXT_BYTES + 1)
+    _check_size(len(text), name)
+    return text[1:] if text.startswith(BOM) else text
+
+
+def _check_size(n: int, name: str) -> None:
+    if n > MAX_TEXT_BYTES:
+        raise DDlogError(f"{name}: more than {MAX_TEXT_BYTES >> 20} MiB of text; ddlog reads "
+                         f"programs and command files of at most that size")

@@ -137,12 +137,21 @@ def csv_cell(v: Any, t: Type) -> str:
 
 
 def csv_text(info: RelationInfo, rows: Iterable[tuple]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(info.column_names)
+    """A relation's rows as CSV with a header, read back as they were (by a source or a
+    change file): a cell is quoted when it holds a comma, a quote or a line break, and an
+    empty string is `""`, so that it is not read as no value (an empty cell: an Option's
+    None)."""
+    lines = [",".join(_csv_field(n) for n in info.column_names)]
     for r in rows:
-        w.writerow([csv_cell(v, t) for v, t in zip(r, info.column_types)])
-    return buf.getvalue()
+        lines.append(",".join("" if v is None else _csv_field(csv_cell(v, t))
+                              for v, t in zip(r, info.column_types)))
+    return "".join(line + "\n" for line in lines)
+
+
+def _csv_field(text: str) -> str:
+    if text == "" or any(c in text for c in ',"\n\r') or text != text.strip():
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def relation_text(info: RelationInfo, rows: list[tuple], fmt: str) -> str:

@@ -13,9 +13,9 @@ checks what the types cannot: no nulls outside `Option` columns, values that fit
 A sink is rewritten as a whole after each commit, with the relation's declared column names.
 Paths are made absolute when bound, so a state can be refreshed from any directory.
 """
-from ddlog.runtime.io.sinks import check_sink_path, write_sink
+from ddlog.runtime.io.sinks import check_apart, check_sink_path, write_sink
 from ddlog.runtime.io.sources import check_csv_columns, read_source
 from ddlog.runtime.io.specs import SINK_KINDS, SOURCE_KINDS, BindingError, Spec, parse_binding, parse_spec
 
-__all__ = ["SINK_KINDS", "SOURCE_KINDS", "BindingError", "Spec", "check_csv_columns",
+__all__ = ["SINK_KINDS", "SOURCE_KINDS", "BindingError", "Spec", "check_apart", "check_csv_columns",
            "check_sink_path", "parse_binding", "parse_spec", "read_source", "write_sink"]

@@ -91,13 +91,14 @@ def as_tuples(info: RelationInfo, rows: Iterable[Any], error: ErrorClass) -> lis
 
 
 def frame(df: "DataFrame", info: RelationInfo, where: str, error: ErrorClass, *,
-          text: bool = False, by_position: bool = False, keep: tuple[str, ...] = ()
-          ) -> "DataFrame":
+          text: bool = False, by_position: bool = False, keep: tuple[str, ...] = (),
+          exact: bool = False) -> "DataFrame":
     """`df` as the relation's frame. `where` names the data in messages (a source spec, or
     "the DataFrame"); `text`: every column is text to convert (CSV); `by_position`: a frame
     with none of the declared names may give its columns in order; `keep`: columns of `df`
-    passed through after c0..cN as they are (a change file's weight)."""
-    cols, shown = _columns(df, info, where, error, by_position)
+    passed through after c0..cN as they are (a change file's weight); `exact`: names match
+    as written, case included (a change file's)."""
+    cols, shown = _columns(df, info, where, error, by_position, exact)
     typed = []
     for k, (c, name, (col, t)) in enumerate(zip(cols, shown, info.columns)):
         have = df.schema[name].dataType
@@ -114,12 +115,13 @@ def frame(df: "DataFrame", info: RelationInfo, where: str, error: ErrorClass, *,
 
 
 def _columns(df, info: RelationInfo, where: str, error: ErrorClass,
-             by_position: bool) -> tuple[list, list[str]]:
+             by_position: bool, exact: bool = False) -> tuple[list, list[str]]:
     names = list(info.column_names)
-    lower = {c.lower(): c for c in df.columns}
-    missing = [n for n in names if n.lower() not in lower]
+    fold = (lambda c: c) if exact else str.lower
+    lower = {fold(c): c for c in df.columns}
+    missing = [n for n in names if fold(n) not in lower]
     if not missing:
-        shown = [lower[n.lower()] for n in names]
+        shown = [lower[fold(n)] for n in names]
         return [df[c] for c in shown], shown
     if by_position and len(df.columns) == info.arity and len(missing) == len(names):
         return [df[c] for c in df.columns], list(df.columns)

@@ -32,6 +32,56 @@ def check_sink_path(spec: Spec, owned: re.Pattern = _SPARK_OUTPUT,
                            f"path")
 
 
+# what marks a ddlog state directory (runtime/state/layout.MARK, or a manifest beside its
+# program): the io layer sits below the state's and names them here
+_STATE_FILES = ((".ddlog-state",), ("manifest.json", "program.dl"))
+
+
+def check_apart(written: list[tuple[str, Spec]], state: str | None,
+                read: list[tuple[str, Spec]] = ()) -> None:
+    """Paths a command rewrites (`written`: sinks, change feeds, a checkpoint directory,
+    each with what it is for the message) must not be inside a ddlog state directory (its
+    files would be overwritten), hold `state` (the command's own), nor overlap each other or
+    a path the command reads (`read`: a stream's watched directories): one rewrite would
+    delete another's files. Symbolic links are followed."""
+    def real(spec: Spec) -> str:
+        return os.path.realpath(spec.target)
+
+    home = os.path.realpath(state) if state else None
+    paths = [(what, spec, real(spec)) for what, spec in written if spec.kind != "table"]
+    for what, spec, path in paths:
+        inside = _state_above(path)
+        if inside is not None:
+            raise BindingError(f"{what} ({spec.target}): the path is inside the ddlog state directory "
+                               f"{inside}, whose files it would overwrite; give a path outside")
+        if home is not None and _within(path, home):
+            raise BindingError(f"{what} ({spec.target}): the state directory {home} is inside it, and "
+                               f"rewriting it would delete the state; give another path")
+    others = paths + [(what, spec, real(spec)) for what, spec in read if spec.kind != "table"]
+    for k, (what, spec, path) in enumerate(paths):
+        for what2, spec2, path2 in others[k + 1:]:
+            if _within(path, path2) or _within(path2, path):
+                raise BindingError(f"{what} ({spec.target}) and {what2} ({spec2.target}) overlap: rewriting one "
+                                   f"would delete the other's files; give separate paths")
+
+
+def _within(outer: str, inner: str) -> bool:
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
+
+
+def _state_above(path: str) -> str | None:
+    """The ddlog state directory `path` is in (or is), if any."""
+    here = path
+    while True:
+        if any(all(os.path.isfile(os.path.join(here, f)) for f in files)
+               for files in _STATE_FILES):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def write_sink(spec: Spec, df, info: RelationInfo) -> None:
     """Replace the sink's contents with `df` (the relation's value, declared column names)."""
     from pyspark.errors import PySparkException

@@ -33,6 +33,25 @@ def read_source(spark, spec: Spec, info: RelationInfo):
         raise BindingError(f"cannot read {spec}: {describe(err)}") from None
 
 
+# what Spark reads a quoted empty cell `""` as, until it is made an empty string again: Spark
+# reads it, and an empty cell, both as null unless they are told apart here
+_EMPTY = "\u0001"
+
+
+def read_csv(spark, path: str):
+    """CSV with a header, as text, as RFC 4180 and `ddlog query --format csv` write it: a
+    quoted cell may hold commas, line breaks and doubled quotes; `""` is an empty string and
+    an empty cell no value (null). (multiLine: a file of up to a split's size is read by one
+    task either way.)"""
+    from pyspark.sql import functions as F
+
+    df = (spark.read.option("header", True).option("inferSchema", False)
+          .option("multiLine", True).option("escape", '"').option("emptyValue", _EMPTY)
+          .csv(path))
+    return df.select(*[F.when(df[c] == _EMPTY, F.lit("")).otherwise(df[c]).alias(c)
+                       for c in df.columns])
+
+
 def read_raw(spark, spec: Spec, info: RelationInfo, extra: tuple[str, ...] = ()):
     """The source as Spark reads it, before its columns are matched to the relation's: CSV as
     text with its header's names, JSON with the relation's schema (and `extra` bigint fields:
@@ -52,5 +71,5 @@ def read_raw(spark, spec: Spec, info: RelationInfo, extra: tuple[str, ...] = ())
         return spark.read.schema(schema).option("mode", "FAILFAST").json(spec.target)
     if spec.kind == "csv":
         check_csv_columns(info, spec)
-        return spark.read.option("header", True).option("inferSchema", False).csv(spec.target)
+        return read_csv(spark, spec.target)
     raise BindingError(f"{spec}: not a tabular source")

@@ -4,6 +4,7 @@ refreshed from any directory."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from ddlog.errors import DDlogError
@@ -43,10 +44,21 @@ def _size(path: str) -> int:
         return 0
 
 
+def literal(path: str) -> str:
+    """`path` as Spark reads exactly that file or directory: Spark (Hadoop) takes a path as a
+    glob pattern, so a name holding `*?[]{}` or `\\` would match other files, or none."""
+    return re.sub(r"([\\*?\[\]{}])", r"\\\1", path)
+
+
 def parse_spec(text: str, sink: bool = False) -> Spec:
     kinds = SINK_KINDS if sink else SOURCE_KINDS
     what = "SINK" if sink else "SOURCE"
     kind, sep, target = text.partition(":")
+    if sep and re.fullmatch(r"[A-Za-z][A-Za-z0-9_]+", kind) and kind not in kinds \
+            and kind.lower() not in ("file", "hdfs", "s3a", "s3", "gs", "abfs", "abfss"):
+        raise BindingError(f"bad {what} '{text}': no format '{kind}' (formats: "
+                           f"{', '.join(k for k in kinds if k != 'dat')}"
+                           f"{'' if sink else ', or a .dat file'})")
     if not sep or kind not in kinds:
         ext = os.path.splitext(text)[1].lstrip(".").lower()
         if ext in kinds and ext != "table":

@@ -40,6 +40,7 @@ class StateDir:
         self._writer_fd: int | None = None
         self._reader_fd: int | None = None
         self.created = False  # whether this process made the directory a state
+        self.made = False  # ... and the directory itself (it did not exist before)
 
     def file(self, *parts: str) -> str:
         return os.path.join(self.path, *parts)
@@ -67,7 +68,10 @@ class StateDir:
             raise StateError(f"--state {self.path}: the directory is not empty and holds no "
                              f"ddlog state; give a new or empty directory (ddlog never writes "
                              f"among other files)")
-        os.makedirs(self.path, exist_ok=True)
+        self.made = not os.path.isdir(self.path)
+        # owner-only: the relations' rows are the user's to share
+        os.makedirs(self.path, mode=0o700, exist_ok=True)
+        os.chmod(self.path, 0o700)
         self._atomic_write(MARK, f"ddlog state directory, format {FORMAT}\n")
         self.created = True
 
@@ -152,7 +156,7 @@ class StateDir:
         """Become the one process that may commit (released when the process ends). Claims
         the directory first."""
         self.claim()
-        fd = os.open(self.file(".writer.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.file(".writer.lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -168,7 +172,7 @@ class StateDir:
             raise StateError(f"no state in {self.path}: the directory does not exist")
         if not self.exists():
             self.read_manifest()  # raises the "no state" error
-        fd = os.open(self.file(".readers.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.file(".readers.lock"), os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(fd, fcntl.LOCK_SH)
         self._reader_fd = fd
 
@@ -211,7 +215,8 @@ class StateDir:
 
     def _atomic_write(self, name: str, text: str, crash_at: str | None = None) -> None:
         tmp = self.file(f".{name}.tmp-{os.getpid()}")
-        with open(tmp, "w", encoding="utf-8") as f:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                  encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
@@ -228,7 +233,7 @@ class StateDir:
         """Remove the batches the journal records and `manifest` (just committed) does not
         name, and this state's leftover temporary files, unless a reader is looking (then the
         next commit tries again). Only the writer calls this, after a commit."""
-        fd = os.open(self.file(".readers.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.file(".readers.lock"), os.O_RDWR | os.O_CREAT, 0o600)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -268,8 +273,8 @@ class StateDir:
 
     def abandon(self) -> None:
         """Undo `claim` when the directory was made a state by this process and nothing was
-        committed to it: remove exactly the files this state wrote, then the directory if that
-        leaves it empty."""
+        committed to it: remove exactly the files this state wrote, then the directory if this
+        process made it and that leaves it empty (an empty directory the user gave stays)."""
         if not self.created or self.exists():
             return
         for rel in [*self.journal(), STREAM, CHECKPOINTS]:
@@ -279,7 +284,7 @@ class StateDir:
                 os.remove(self.file(name))
             except FileNotFoundError:
                 pass
-        for d in (self.file(DATA), self.path):
+        for d in (self.file(DATA), *([self.path] if self.made else [])):
             try:
                 os.rmdir(d)
             except OSError:

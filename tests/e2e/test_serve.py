@@ -8,9 +8,11 @@ makes clients fall back to opening the state themselves; SIGTERM stops it cleanl
 from __future__ import annotations
 
 import json
+import os
 import stat
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -66,12 +68,18 @@ def test_serve_feeds_queries_shell_and_restarts(cli, tmp_path):
         info = json.loads((state / ".serve.json").read_text())
         mode = stat.S_IMODE((state / ".serve.json").stat().st_mode)
         assert mode == 0o600, oct(mode)  # the token is the owner's only
-        # a request without the token is refused
-        req = urllib.request.Request(f"http://127.0.0.1:{info['port']}/", data=json.dumps(
-            {"op": "command", "token": "guess", "argv": ["query", "--state", str(state),
-                                                         "Reach"]}).encode())
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            assert "refused" in json.loads(resp.read())
+        # a request that does not prove the token is refused before its body is read (a
+        # huge one too), and the server goes on
+        for size in ("100", str(10**15)):
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{info['port']}/", method="POST",
+                data=json.dumps({"op": "command", "token": "guess",
+                                 "argv": ["query", "--state", str(state), "Reach"]}).encode(),
+                headers={"X-DDlog-Nonce": "n" * 32, "X-DDlog-Auth": "guess",
+                         "Content-Length": size})
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(req, timeout=30)
+            assert refused.value.code == 403
 
         # concurrent feeds from six clients: six epochs, none lost
         new_edges = [(4, 20 + k) for k in range(6)]
@@ -92,6 +100,20 @@ def test_serve_feeds_queries_shell_and_restarts(cli, tmp_path):
         assert manifest_epoch(state) == 1 + len(new_edges)
         want = expected(inputs)
         assert query(cli, state, "Reach", "Unreachable") == want  # served: both at once
+
+        # a client in another directory naming the state relatively, through a symbolic
+        # link, finds the server (the writer lock is the server's: a feed not served fails)
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        os.symlink(state, elsewhere / "link")
+        away = DDlogCLI(cli.spark_dir, elsewhere)
+        r = away("feed", "--state", "link", "--insert", "Edge(4, 40)")
+        assert r.code == 0 and "Reach{.node = 40}: +1" in r.out, r
+        r = away("feed", "--state", os.path.relpath(state, elsewhere), "--delete", "Edge(4, 40)")
+        assert r.code == 0 and "Reach{.node = 40}: -1" in r.out, r
+        # a command the server does not take says why (the writer lock is never reached)
+        r = away("feed", "--state", "link", "--insert", "Nope(1)")
+        assert r.code == 1 and "unknown relation 'Nope'" in r.err, r
 
         # a bad feed is refused with its message, the state untouched
         before = state_snapshot(state)

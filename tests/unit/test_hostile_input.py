@@ -49,15 +49,38 @@ def located(err: DDlogError, file: str = "t.dl") -> str:
 
 
 @pytest.mark.parametrize("expr", [
-    " or ".join(["b"] * 400),
     " + ".join(["x"] * 400),
-    " ++ ".join(["s"] * 400),
     "(" * 500 + "x" + ")" * 500,
     "-" + "-(" * 300 + "x" + ")" * 300,
-], ids=["or", "plus", "concat", "parens", "negations"])
+    " or ".join(["(" * 500 + "b" + ")" * 500] * 3),
+], ids=["plus", "parens", "negations", "nested-in-a-chain"])
 def test_deep_expressions_are_refused(expr):
     err = error_of(HEAD + f"S(1) :- R(x, s, b), var y = {expr}.\n")
     assert "nested too deeply" in located(err)
+
+
+@pytest.mark.parametrize("op,operand", [("or", "b"), ("and", "b"), ("++", "s"), ("|", "x"),
+                                         ("&", "x"), ("^", "x")])
+def test_a_flat_chain_of_an_associative_operator_is_one_level(op, operand):
+    """A generated condition lists its cases in one chain (`x == 0 or x == 1 or ...`): the
+    user wrote no nesting, so it is taken (rebuilt as a balanced tree, which every pass
+    walks in few levels), up to MAX_CHAIN operands."""
+    from ddlog.limits import MAX_CHAIN
+    from ddlog.syntax import ast
+    from ddlog.syntax.parser import parse_program
+
+    text = HEAD + f"S(1) :- R(x, s, b), var y = {f' {op} '.join([operand] * 1500)}.\n"
+    load_text(text, "t.dl")  # checked and compiled
+    depth, todo = 0, [(parse_program(text, "t.dl"), 0)]
+    while todo:
+        node, d = todo.pop()
+        d += isinstance(node, ast.BinOp)
+        depth = max(depth, d)
+        todo += [(c, d) for c in node.children()]
+    assert depth <= 12  # a balanced tree of 1,500 operands
+    err = error_of(HEAD + f"S(1) :- R(x, s, b), var y = "
+                   f"{f' {op} '.join([operand] * (MAX_CHAIN + 5))}.\n")
+    assert f"a chain of more than {MAX_CHAIN} operators" in located(err)
 
 
 def test_deep_interpolations_work_or_are_refused():

@@ -3,11 +3,14 @@ manifest's stream record (checked like the rest of the manifest), the server's t
 the private serve file, the client's fallback when nobody answers."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ddlog.app.client import Server as Client, find_server
 from ddlog.app.serve import Server, _write_private
@@ -43,13 +46,17 @@ class _NoDatabase:
     """Requests refused before the server touches its database."""
 
 
-def test_server_refuses_requests_without_its_token():
+def test_server_takes_only_requests_that_prove_its_token():
+    from ddlog.app.serve import proof
+
     server = Server(_NoDatabase())  # type: ignore[arg-type]
-    assert server.answer({"op": "hello"}) == {"refused": "bad token"}
-    assert server.answer({"op": "command", "token": "x" * 64}) == {"refused": "bad token"}
-    assert "pid" in server.answer({"op": "hello", "token": server.token})
-    assert "refused" in server.answer({"op": "dance", "token": server.token})
-    assert server.served == 1  # only requests with the token count
+    assert not server.authentic("", "")
+    assert not server.authentic("n" * 32, "x" * 64)
+    assert not server.authentic("n" * 32, proof("another token", "request", "n" * 32))
+    assert not server.authentic("n" * 32, proof(server.token, "hello", "n" * 32))
+    assert server.authentic("n" * 32, proof(server.token, "request", "n" * 32))
+    # the proof binds its parts apart: ("ab", "c") is not ("a", "bc")
+    assert proof("t", "ab", "c") != proof("t", "a", "bc")
 
 
 def test_serve_file_is_private(tmp_path):
@@ -64,10 +71,52 @@ def test_client_falls_back_without_a_server(tmp_path):
     assert find_server(str(tmp_path)) is None
     (tmp_path / ".serve.json").write_text("not json")
     assert find_server(str(tmp_path)) is None
-    (tmp_path / ".serve.json").write_text(json.dumps({"port": 1, "token": "t"}))
-    found = find_server(str(tmp_path))
-    assert found == Client(1, "t")
-    assert found.call({"op": "hello"}, timeout=5) is None  # nobody listens on port 1
+    # a pid that is no live ddlog server: a stale file
+    (tmp_path / ".serve.json").write_text(json.dumps({"port": 1, "token": "t", "pid": 2**22}))
+    assert find_server(str(tmp_path)) is None
+    (tmp_path / ".serve.json").write_text(json.dumps({"port": 1, "token": "t",
+                                                      "pid": os.getpid()}))
+    assert find_server(str(tmp_path)) is None  # alive, but not a `ddlog serve`
+    client = Client(1, "t", os.getpid())
+    assert not client.hello(timeout=5)  # nobody listens on port 1
+    assert client.call({"op": "hello"}, timeout=5) is None
+
+
+def test_a_stale_serve_file_gets_neither_token_nor_command(tmp_path):
+    """Another program listening on the port a killed server left in its serve file: the
+    client's hello fails (it cannot prove the token), and what it was sent holds no token."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: list[tuple[str, dict, bytes]] = []
+
+    class Impostor(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
+            seen.append((self.command, dict(self.headers), body))
+            data = json.dumps({"status": 0, "pid": os.getpid(), "proof": "f" * 64,
+                               "stdout": "Reach{.node = 9}: +1\n"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args) -> None:
+            pass
+
+    httpd = HTTPServer(("127.0.0.1", 0), Impostor)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        client = Client(httpd.server_address[1], "the secret token", os.getpid())
+        assert not client.hello(timeout=5)
+        assert client.call({"op": "command", "argv": ["feed"]}, timeout=5) is None
+    finally:
+        httpd.shutdown()
+    assert seen and all(b"the secret token" not in body
+                        and "the secret token" not in json.dumps(headers)
+                        for _, headers, body in seen)
 
 
 def test_serve_refuses_a_shell_whose_modules_were_edited(tmp_path):
@@ -88,3 +137,105 @@ def test_serve_refuses_a_shell_whose_modules_were_edited(tmp_path):
     assert server._edited_modules(str(tmp_path / "p.dl")) == ["lib/m.dl"]
     (tmp_path / "lib" / "m.dl").unlink()
     assert server._edited_modules(str(tmp_path / "p.dl")) == ["lib/m.dl"]
+
+
+def test_an_idle_served_shell_session_expires(monkeypatch):
+    """A client gone in the middle of a shell session leaves its session (and its open
+    transaction) behind: it is dropped after SESSION_IDLE seconds without a request."""
+    from types import SimpleNamespace
+
+    from ddlog.app import serve
+
+    server = Server(_NoDatabase())  # type: ignore[arg-type]
+    server.sessions["old"] = SimpleNamespace(used=0.0)
+    server.sessions["new"] = SimpleNamespace(used=1_000_000.0)
+    monkeypatch.setattr(serve.time, "monotonic", lambda: 1_000_000.0 + 10)
+    server._expire()
+    assert set(server.sessions) == {"new"}
+    answer = server._shell_step("shell-push", {"session": "old", "chunk": "dump;"})
+    assert "idle too long" in answer["refused"]
+
+
+# -- seeded fuzzing: change files' text and served requests --------------------------------
+
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(st.binary(max_size=300),
+                      st.text(max_size=200).map(lambda t: t.encode("utf-8")),
+                      st.lists(st.dictionaries(st.sampled_from(["node", "weight", "Weight",
+                                                                "x", ""]),
+                                               st.one_of(st.integers(-3, 3), st.text(max_size=3),
+                                                         st.none(), st.booleans())),
+                               max_size=5).map(lambda rows: "\n".join(
+                                   json.dumps(r) for r in rows).encode())),
+       kind=st.sampled_from(["csv", "json"]))
+def test_a_change_files_text_is_taken_or_refused_with_a_located_message(tmp_path, data, kind):
+    """Whatever bytes a change file holds, its text check passes or raises ChangeFileError
+    naming the file (and a line), never anything else."""
+    from ddlog.runtime.io.changes import ChangeFileError, _check_text
+
+    info = _root()
+    path = tmp_path / f"f.{kind}"
+    path.write_bytes(data)
+    try:
+        _check_text(str(path), kind, f"change file {path}", info, "weight")
+    except ChangeFileError as err:
+        assert str(path) in str(err)
+
+
+@functools.lru_cache(maxsize=None)
+def _root():
+    from ddlog.plan import load_text
+
+    return load_text("input relation Root(node: bigint)\n").program.relations["Root"]
+
+
+@functools.lru_cache(maxsize=None)
+def _listening():
+    """One server for every example, answering on a loopback port (it never touches a
+    database: every request that would is refused first)."""
+    import threading
+    from http.server import ThreadingHTTPServer
+    from types import SimpleNamespace
+
+    from ddlog.app.serve import _handler
+
+    server = Server(_NoDatabase())  # type: ignore[arg-type]
+    server.db = SimpleNamespace(state=SimpleNamespace(path="/nonexistent/state"))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(server))
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return server, httpd.server_address[1]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(body=st.one_of(st.binary(max_size=200),
+                      st.dictionaries(st.sampled_from(["op", "argv", "session", "chunk",
+                                                       "texts", "stdin", "token"]),
+                                      st.one_of(st.text(max_size=8), st.integers(),
+                                                st.lists(st.text(max_size=8), max_size=4),
+                                                st.none()), max_size=5)
+                      .map(lambda d: json.dumps(d).encode())),
+       authentic=st.booleans())
+def test_served_requests_are_answered_or_refused(body, authentic):
+    """Whatever a request's body, the server answers it (or refuses it) without failing;
+    one that does not prove the token is refused before its body is read."""
+    import http.client
+    import secrets
+
+    from ddlog.app.serve import AUTH, NONCE, proof
+
+    server, port = _listening()
+    nonce = secrets.token_hex(16)
+    auth = proof(server.token, "request", nonce) if authentic else "f" * 64
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("POST", "/", body=body, headers={NONCE: nonce, AUTH: auth})
+    resp = conn.getresponse()
+    answer = json.loads(resp.read())
+    conn.close()
+    assert resp.status == (200 if authentic else 403) or (authentic and resp.status == 400)
+    assert isinstance(answer, dict)
+    if not authentic:
+        assert answer == {"refused": "not authenticated"}
