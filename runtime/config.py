@@ -131,6 +131,9 @@ class Config:
     # paths and Spark jobs on any machine, busy or idle; "random:SEED", each drawn from a
     # source seeded by SEED (tests reach every path with it). The answers are the same.
     decisions: str = "clock"
+    # On a cluster, how long a session waits for its first executor before the command fails
+    # with a message (a master without workers runs nothing; 0: no wait).
+    executor_wait: float = 60.0
 
     def __post_init__(self) -> None:
         from ddlog.runtime.fallback import Decider

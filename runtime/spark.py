@@ -16,6 +16,8 @@ from typing import Callable, Iterator, TypeVar
 from py4j.java_gateway import JavaClass, JavaMember, JavaPackage, JVMView
 from pyspark.sql import SparkSession
 
+from ddlog.errors import DDlogError
+
 T = TypeVar("T")
 
 DEFAULTS: dict[str, str] = {
@@ -250,6 +252,30 @@ def _quietly(call: Callable[[], T]) -> Callable[[], T]:
 
 def is_local(spark: SparkSession) -> bool:
     return spark.sparkContext.master.startswith("local")
+
+
+def wait_for_executors(spark: SparkSession, seconds: float) -> None:
+    """On a cluster, wait until an executor has joined the application, at most `seconds`
+    (0: do not wait): a master without workers accepts the application and runs nothing, and
+    every job would wait for ever. Raises ExecutorsMissing after that."""
+    if is_local(spark) or seconds <= 0:
+        return
+    import time
+
+    sc = spark.sparkContext
+    deadline = time.monotonic() + seconds
+    while sc._jsc.sc().getExecutorMemoryStatus().size() <= 1:  # the driver's own entry
+        if time.monotonic() > deadline:
+            raise ExecutorsMissing(
+                f"no Spark executor joined within {seconds:g} s on {sc.master}: is a worker "
+                f"running, registered with that master, with the cores and memory asked for "
+                f"(spark.executor.memory, spark.executor.cores)? (--conf "
+                f"ddlog.executor_wait=SECONDS waits longer)")
+        time.sleep(0.25)
+
+
+class ExecutorsMissing(DDlogError):
+    """A cluster that gave the application no executor in time."""
 
 
 def reliable_checkpoints(spark: SparkSession, directory: str) -> None:

@@ -51,8 +51,18 @@ class EpochStats:
     seconds: float = 0.0
     jobs: int = 0
     rows_in: int = 0  # rows of the inputs' effective changes
-    rows_out: int = 0  # rows of the output relations' changes
+    # rows of the output relations' deltas as the epoch made them: a row that came and went
+    # within the epoch counts twice (the command line prints the net change it collects,
+    # `with_net_out`)
+    rows_out: int = 0
     strata: list[StratumStats] = field(default_factory=list)
+
+    def with_net_out(self, rows: int) -> "EpochStats":
+        """These stats with `rows`, the rows of the output relations' net change (collected
+        by the caller), as rows_out."""
+        from dataclasses import replace
+
+        return replace(self, rows_out=rows)
 
     @property
     def iterations(self) -> int:

@@ -310,7 +310,8 @@ def progress_reporter():
 
 def print_changes(db, changes: dict, fmt: str, stats: bool = False) -> None:
     """The changes a commit made, in DDlog's text format or as JSON lines; with JSON, a last
-    line `{"stats": ...}` says what the epoch did; `stats` prints that summary on stderr."""
+    line `{"stats": ...}` says what the epoch did; `stats` prints that summary on stderr. The
+    summary's output rows are the net change printed."""
     import json
 
     from ddlog.values import render
@@ -319,6 +320,8 @@ def print_changes(db, changes: dict, fmt: str, stats: bool = False) -> None:
     lines = (render.change_json_lines(db.relations, rows) if fmt == "json"
              else render.change_lines(db.relations, rows))
     done = db.last_commit
+    if done is not None:
+        done = done.with_net_out(sum(len(v) for v in rows.values()))
     if fmt == "json" and done is not None:
         lines.append(json.dumps({"stats": done.to_dict()}))
     sys.stdout.write("".join(line + "\n" for line in lines))
@@ -445,6 +448,8 @@ def cmd_stream(args: argparse.Namespace) -> int:
                     db.state.path, read=[(f"--source {rel}", spec)
                                          for rel, spec in sorted(sources.items())])
         stream = Stream(db, sources, feeds, stderr_report)
+        stderr_report(f"watching {', '.join(f'{r}={s}' for r, s in sorted(sources.items()))} "
+                      f"(trigger {args.trigger}); {db.state.path} is at epoch {db.epoch}")
         stream.run(trigger)
         print(f"{stream.batches} batch{'es' if stream.batches != 1 else ''} committed; "
               f"{db.state.path} is at epoch {db.epoch}")

@@ -430,14 +430,14 @@ class Database:
         caller's SQL settings and the engine's own (runtime/spark.engine_session). The SQL
         settings the engine changes around its actions change there only."""
         if self._spark is None:
-            from ddlog.runtime.spark import engine_session
+            from ddlog.runtime.spark import engine_session, wait_for_executors
 
+            wait_for_executors(self.session, self.config.executor_wait)
             self._spark = engine_session(self.session)
             if self.state is not None:
                 from ddlog.runtime.spark import reliable_checkpoints
-                from ddlog.runtime.state import CHECKPOINTS
 
-                reliable_checkpoints(self._spark, self.state.file(CHECKPOINTS))
+                reliable_checkpoints(self._spark, self.state.checkpoint_dir())
         return self._spark
 
     @property

@@ -22,6 +22,7 @@ the stream stops with that message.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -270,7 +271,10 @@ class Stream:
         # in the order the files were written (then by name): a change feed's epochs, say
         found = sorted((r["modificationTime"], r["path"], r["relation"]) for r in files.collect())
         paths = [(rel, path) for _, path, rel in found]
-        self.applied.record(batch_id, [path for _, path in paths])
+        for gone in self.applied.plan(batch_id, [path for _, path in paths]):
+            if self.report:
+                self.report(f"batch {batch_id}: change file {gone} is gone (moved aside?): "
+                            f"its rows are not applied")
         txn = Transaction()
         for rel, path in paths:
             inserts, deletes = read_changes(db.spark, self.sources[rel].kind, path,
@@ -278,20 +282,23 @@ class Stream:
             txn.add_frame(rel, 1, inserts)
             if deletes is not None:
                 txn.add_frame(rel, -1, deletes)
+        self.applied.record(batch_id, [path for _, path in paths])
         before = dict(db.stream)
         db.stream = {"sources": dict(self.wanted), "batch": batch_id}
         try:
-            db.commit(txn, before_store=self._write_feeds)
+            changes = db.commit(txn, before_store=self._write_feeds)
         except BaseException:
             db.stream = before
             raise
         failpoint("stream-batch-committed")  # before Spark marks the batch done: a replay
+        self.applied.done(batch_id)
         db.write_sinks()
         self.batches += 1
         if self.report:
             done = db.last_commit
             rows_in = done.rows_in if done else 0
-            rows_out = done.rows_out if done else 0
+            # the net change of the outputs (the engine counts the deltas it made)
+            rows_out = sum(df.count() for df in changes.values())
             self.report(f"batch {batch_id} -> epoch {db.epoch}: {len(paths)} file"
                         f"{'s' if len(paths) != 1 else ''}, {rows_in} input rows changed, "
                         f"{rows_out} output rows changed, "
@@ -347,6 +354,26 @@ class Applied:
             return None
         return (st.st_size, st.st_mtime_ns, st.st_ino)
 
+    def plan(self, batch: int, paths: list[str]) -> list[str]:
+        """Note the files batch `batch` is about to apply; those an earlier attempt of it
+        read and this one does not (moved aside after it failed: their rows will never be
+        applied), to be said."""
+        import json
+
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        planned = os.path.join(self.directory, f"{batch}.planned")
+        now = [_local(p) for p in paths]
+        try:
+            with open(planned, encoding="utf-8") as f:
+                before = json.load(f)
+        except (OSError, ValueError):
+            before = []
+        tmp = planned + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(sorted(set(before) | set(now)), f)
+        os.replace(tmp, planned)
+        return sorted(set(before) - set(now))
+
     def record(self, batch: int, paths: list[str]) -> None:
         import json
 
@@ -363,6 +390,11 @@ class Applied:
             json.dump(got, f)
         os.replace(tmp, os.path.join(self.directory, f"{batch}.json"))
 
+    def done(self, batch: int) -> None:
+        """Batch `batch` is committed: what its attempts planned is moot."""
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(self.directory, f"{batch}.planned"))
+
     def reused(self, directory: str) -> tuple[str, int] | None:
         """A file in `directory` whose name a batch applied with other contents: (its path,
         that batch)."""
@@ -378,8 +410,8 @@ class Applied:
 
 
 def _local(path: str) -> str:
-    """A path Spark lists (`file:/x`) as the local path it is."""
-    return path[len("file:"):] if path.startswith("file:") else path
+    """A path Spark lists (`file:/x`, `file:///x`) as the local path it is."""
+    return "/" + path[len("file:"):].lstrip("/") if path.startswith("file:") else path
 
 
 def stderr_report(line: str) -> None:

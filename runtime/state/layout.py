@@ -163,6 +163,7 @@ class StateDir:
             os.close(fd)
             raise StateError(f"state {self.path} is in use by another ddlog process") from None
         self._writer_fd = fd
+        self.sweep_checkpoints()
 
     def lock_reader(self) -> None:
         """Keep the writer from deleting files this process may still read. Taken before the
@@ -261,15 +262,37 @@ class StateDir:
         finally:
             os.close(fd)
 
+    def checkpoint_dir(self) -> str:
+        """Where this process writes its RDD checkpoints on a cluster: a directory of its own
+        under the state's checkpoints/, named by its pid (sweep_checkpoints removes those of
+        processes that are gone)."""
+        return self.file(CHECKPOINTS, f"p{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
     def drop_checkpoints(self, directory: str | None) -> None:
-        """Remove the RDD checkpoints a process wrote under this state (Spark makes one
+        """Remove the RDD checkpoints this process wrote under this state (Spark makes one
         subdirectory per SparkContext in the checkpoint directory it is given), when it ends:
         they are only lineage cuts, never read again."""
         if not directory:
             return
         path = directory[len("file:"):] if directory.startswith("file:") else directory
-        if os.path.dirname(os.path.abspath(path)) == self.file(CHECKPOINTS):
-            shutil.rmtree(path, ignore_errors=True)
+        mine = os.path.dirname(os.path.abspath(path))
+        if os.path.dirname(mine) == self.file(CHECKPOINTS) and \
+                os.path.basename(mine).startswith(f"p{os.getpid()}-"):
+            shutil.rmtree(mine, ignore_errors=True)
+
+    def sweep_checkpoints(self) -> None:
+        """Remove the checkpoint directories of processes that are gone (killed before they
+        removed their own): the writer does, when it takes the state."""
+        root = self.file(CHECKPOINTS)
+        try:
+            entries = os.listdir(root)
+        except OSError:
+            return
+        for name in entries:
+            m = re.fullmatch(r"p([0-9]+)-[0-9a-f]+", name)
+            if m is None or _alive(int(m[1])):
+                continue
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
     def abandon(self) -> None:
         """Undo `claim` when the directory was made a state by this process and nothing was
@@ -289,6 +312,16 @@ class StateDir:
                 os.rmdir(d)
             except OSError:
                 pass  # not empty: someone else's files, left alone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
+        return True
+    return True
 
 
 def failpoint(name: str) -> None:

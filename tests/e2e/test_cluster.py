@@ -53,11 +53,11 @@ class Cluster:
                 stderr=subprocess.STDOUT, env=self.env(), start_new_session=True))
         return log
 
-    def start(self) -> None:
+    def start(self, workers: int = 2) -> None:
         master = self._start("master", "org.apache.spark.deploy.master.Master", "--host",
                              "127.0.0.1", "--port", str(self.port), "--webui-port", "0")
         self._wait(master, "I have been elected leader")
-        for k in (1, 2):
+        for k in range(1, workers + 1):
             d = self.work / f"worker{k}"
             d.mkdir()
             log = self._start(f"worker{k}", "org.apache.spark.deploy.worker.Worker", "--host",
@@ -180,3 +180,34 @@ def test_cluster_session(cluster, tmp_path):
                                     ("delete", "Edge", (1, 2))])
     want = expected(inputs)
     assert {f"Reach{{.node = {n}}}" for n in done["reach"]} == want["Reach"]
+
+
+def test_a_cluster_without_workers_fails_fast(tmp_path):
+    """A master whose workers are gone: a command waits a bounded time for an executor, then
+    fails naming the master and what it waited for, the state as it was; the checkpoint
+    directory a killed command left is removed by the next writer."""
+    from tests.e2e.test_state_safety import clean_failure, tree_hash
+
+    state = tmp_path / "state"
+    local = DDlogCLI(tmp_path / "spark", tmp_path)
+    assert local("run", REACH, "--state", state, "--input", PROGRAMS / "reach.dat").code == 0
+    leftover = state / "checkpoints" / "p999999999-0badc0de"  # no such process
+    leftover.mkdir(parents=True)
+    c = Cluster(tmp_path / "cluster")
+    (tmp_path / "cluster").mkdir()
+    try:
+        c.start(workers=0)
+        cli = ClusterCLI(tmp_path / "spark", tmp_path, c)
+        started = time.monotonic()
+        r = cli("feed", "--state", state, "--insert", "Edge(4, 7)", "--conf",
+                "ddlog.executor_wait=8", timeout=600)
+        assert time.monotonic() - started < 300
+        clean_failure(r)
+        assert f"no Spark executor joined within 8 s on {c.url}" in r.err, r
+    finally:
+        c.stop()
+    assert not leftover.exists(), "the writer sweeps a gone process's checkpoints"
+    before = tree_hash(state)
+    r = local("query", "--state", state, "Reach")
+    assert r.code == 0 and tree_hash(state) == before
+    assert not os.listdir(state / "checkpoints")
