@@ -88,6 +88,9 @@ class EpochStats:
         return out
 
 
+_BUS_WAIT_MS = 10_000
+
+
 class JobCounter:
     """Counts the Spark jobs started from this thread while `counting` is active."""
 
@@ -110,7 +113,18 @@ class JobCounter:
             self.sc.removeJobTag(tag)
             for key, value in own.items():
                 self.sc.setLocalProperty(key, value)
-            counted.jobs = len(self.sc._jsc.sc().statusTracker().getJobIdsForTag(tag))
+            counted.jobs = self._jobs_tagged(tag)
+
+    def _jobs_tagged(self, tag: str) -> int:
+        """The status tracker learns of a job from the listener bus, which runs behind the
+        scheduler (the more so on a busy machine): let it catch up first, so that the count is
+        every job the block started, not the ones already reported."""
+        jsc = self.sc._jsc.sc()
+        try:
+            jsc.listenerBus().waitUntilEmpty(_BUS_WAIT_MS)
+        except Exception:  # a bus that stays busy: count what it has reported
+            pass
+        return len(jsc.statusTracker().getJobIdsForTag(tag))
 
 
 @dataclass
