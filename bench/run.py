@@ -193,6 +193,9 @@ def main() -> int:
     ap.add_argument("--warm", type=int, default=0,
                     help="untimed 1-row epochs before the measured ones")
     ap.add_argument("--master", default=None)
+    ap.add_argument("--remote", default=None, metavar="sc://HOST:PORT",
+                    help="run on a Spark Connect server (the Connect backend); "
+                         "bench/backends.py runs both backends in turns")
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark setting (repeatable), e.g. spark.driver.memory=8g")
     workloads.add_knobs(ap)
@@ -202,11 +205,13 @@ def main() -> int:
     from ddlog.runtime.spark import get_session
 
     config = workloads.config_of(args.knobs)
-    spark = get_session(args.master, dict(c.split("=", 1) for c in args.conf))
+    spark = get_session(args.master, dict(c.split("=", 1) for c in args.conf),
+                        remote=args.remote)
     w = workloads.from_arguments(spark, args)
     batches = [int(b) for b in args.batches.split(",") if b]
     result = run(spark, w, batches, args.repeat, args.seed, config, args.warm)
     result["command"] = "python bench/run.py " + " ".join(sys.argv[1:])
+    result["backend"] = "connect" if args.remote else "classic"
     result["date"] = time.strftime("%Y-%m-%d")
     workloads.save(result, args.out, sys.argv[1:], args.workload)
     print(markdown(result))

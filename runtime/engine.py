@@ -26,7 +26,7 @@ from ddlog.errors import DDlogError, EvaluationError
 from ddlog.plan.compile import CompiledProgram
 from ddlog.plan.normalize import UNIT
 from ddlog.types import RelationInfo, Update
-from ddlog.runtime.catalyst import col
+from ddlog.runtime.backend import col
 from ddlog.runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from ddlog.runtime.operators import Probe
 from ddlog.runtime.stratum import Progress, StratumRuntime, run_together
@@ -209,6 +209,7 @@ class Engine:
         trace moved this epoch; a recursive relation's change may still net out to nothing."""
         stats = EpochStats(self.epoch + 1)
         counter = JobCounter(self.spark)
+        stats.jobs_counted = counter.counts
         started = time.perf_counter()
         try:
             with counter.counting("inputs") as counted:

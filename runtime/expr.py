@@ -18,7 +18,7 @@ from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
 from ddlog.types import (TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, TVec,
                          Type, contains_u64, is_u64)
-from ddlog.runtime.catalyst import col
+from ddlog.runtime.backend import col
 from ddlog.runtime.schema import spark_type, to_spark
 
 Env = dict[str, Column]

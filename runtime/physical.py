@@ -1,5 +1,5 @@
-"""The physical layer: turning Z-set plans into materialised leaves, and the Spark-internal
-means it takes (the JVM side of a DataFrame, RDD checkpoints, local relations).
+"""The physical layer: turning Z-set plans into materialised leaves (local relations and
+checkpoints, made by the session's backend, runtime/backend).
 
 Every delta the engine keeps is cut from its lineage here, so plans never grow with
 iterations or epochs: a small result becomes a local relation (its rows collected on the JVM,
@@ -11,19 +11,18 @@ from __future__ import annotations
 import json
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Hashable, Iterator
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.classic.dataframe import DataFrame
 
-from ddlog.runtime.catalyst import col, struct_leaf, union_many
+from ddlog.runtime import backend
+from ddlog.runtime.backend import col, union_many
 from ddlog.runtime.config import DEFAULT, Config
-from ddlog.runtime.spark import jvm, settings_gate
+from ddlog.runtime.spark import settings_gate
 
 if TYPE_CHECKING:
-    from py4j.java_gateway import JavaObject
     from pyspark.sql import Row
 
 
@@ -260,8 +259,8 @@ def held_many(spark, rows: dict[Hashable, tuple[T.StructType, list[dict]]],
                                         for j in range(len(structs))]))
         bounds[slot], values[slot], counts[(slot, None)] = (start, len(lines)), rs, len(rs)
     with driver_sized(spark, config):
-        base, n, jrows = local_relation(local_frame(spark, pack, lines))
-    held = _Local(base, n, counts, values, bounds, jrows)
+        base, n, rows_held = local_relation(local_frame(spark, pack, lines))
+    held = _Local(base, n, counts, values, bounds, rows_held)
     for slot, k in enumerate(keys):
         out[k] = Frame(held.frame(slot, f"s{col_of[slot]}", config.one_partition_locals),
                        len(rows[k][1]), None, True, held.values_of(slot))
@@ -292,17 +291,17 @@ Counts = dict[tuple[int, int | None], int]
 
 @dataclass
 class _Local:
-    """A pack collected on the JVM into a local relation (`df`, `rows` rows), with its row
-    counts per (slot, tag), its rows in Python per slot when there are at most driver_rows,
-    and where each slot's rows are in the JVM's list of them, `jrows` (None when a slot's rows
-    did not come together)."""
+    """A pack collected into a local relation (`df`, `rows` rows), with its row counts per
+    (slot, tag), its rows in Python per slot when there are at most driver_rows, and where
+    each slot's rows are in the collected list, `held` (None when a slot's rows did not come
+    together)."""
 
     df: DataFrame
     rows: int
     counts: Counts
     values: dict[int, list[dict]] | None
     bounds: dict[int, tuple[int, int]] | None
-    jrows: JavaObject | None = None
+    held: object = None  # the backend's handle on the collected rows (collect_local)
 
     def frame(self, slot: int, column: str, one_partition: bool) -> DataFrame:
         """A slot's frame: its rows read out of their struct `column`, whose fields are the
@@ -316,15 +315,10 @@ class _Local:
         stages, were 4-10)."""
         if self.bounds is not None:
             a, b = self.bounds[slot]
-            return struct_leaf(self.df.sparkSession, self.jrows.subList(a, b), self._jschema,
-                               column, one_partition)
+            return backend.of(self.df).rows_leaf(self.df, self.held, a, b, column,
+                                                 one_partition)
         df = _slot_rows(self.df, slot, column)
         return df.coalesce(1) if one_partition else df
-
-    @cached_property
-    def _jschema(self) -> JavaObject:
-        # asked of the JVM once a pack, not once a frame
-        return self.df._jdf.schema()
 
     def values_of(self, slot: int) -> list[dict] | None:
         return None if self.values is None else self.values.get(slot, [])
@@ -350,7 +344,7 @@ def _collect_local(packed: DataFrame, columns: list[list[str]], col_of: list[int
     Above local_rows only its size is filled in: the caller moves it to the executors.
     `counts`: the pack's counts when an earlier action took them."""
     with driver_sized(packed.sparkSession, config):
-        base, n, jrows = local_relation(packed)
+        base, n, rows_held = local_relation(packed)
     if n > config.local_rows:
         return _Local(base, n, {}, None, None)
     keep = n <= config.driver_rows
@@ -366,7 +360,7 @@ def _collect_local(packed: DataFrame, columns: list[list[str]], col_of: list[int
         for r in got:
             counts[(r[0], r[1])] = counts.get((r[0], r[1]), 0) + 1
     return _Local(base, n, counts, _values(got, columns, col_of) if keep else None,
-                  _slot_bounds([r[0] for r in got]), jrows)
+                  _slot_bounds([r[0] for r in got]), rows_held)
 
 
 def _values(rows: list[Row], columns: list[list[str]], col_of: list[int]
@@ -380,14 +374,11 @@ def _values(rows: list[Row], columns: list[list[str]], col_of: list[int]
     return out
 
 
-def local_relation(df: DataFrame) -> tuple[DataFrame, int, JavaObject]:
-    """`df`'s rows collected on the JVM (one action; they never cross to Python) behind a
-    local-relation leaf: no lineage, exact statistics, and read without a Spark job. Returns
-    it, its row count and the rows (a JVM list)."""
-    spark = df.sparkSession
-    jrows = df._jdf.collectAsList()
-    local = spark._jsparkSession.createDataFrame(jrows, df._jdf.schema())
-    return DataFrame(local, spark), jrows.size(), jrows
+def local_relation(df: DataFrame) -> tuple[DataFrame, int, object]:
+    """`df`'s rows collected (one action) behind a local-relation leaf: no lineage, exact
+    statistics, and read without a Spark job. Returns it, its row count and the backend's
+    handle on the rows (for a leaf of some of them)."""
+    return backend.of(df).collect_local(df)
 
 
 def _slot_bounds(slots: list[int]) -> dict[int, tuple[int, int]] | None:
@@ -422,18 +413,9 @@ def json_lines(schema: T.StructType, rows: list[tuple]) -> str:
 
 
 def json_frame(spark, schema: T.StructType, text: str) -> DataFrame:
-    """JSON lines (one object per row, of `schema`) as a local relation: parsed on the JVM.
+    """JSON lines (one object per row, of `schema`) as a local relation: parsed by Spark.
     No text is no rows (not one row of nulls)."""
-    jview, jspark = jvm(spark), spark._jsparkSession
-    if not text:
-        return DataFrame(jspark.createDataFrame(jview.java.util.ArrayList(),
-                                                jspark.parseDataType(schema.json())), spark)
-    jlines = jview.java.util.regex.Pattern.compile("\n").splitAsStream(text).toList()
-    lines = DataFrame(jspark.createDataset(jlines, jview.org.apache.spark.sql.Encoders.STRING())
-                      .toDF(), spark)
-    parsed = F.from_json("value", schema, {"allowNonNumericNumbers": "true"})
-    return lines.select(parsed.alias("r")).select(*[col(f"r.{f.name}").alias(f.name)
-                                                    for f in schema.fields])
+    return backend.of(spark).json_frame(spark, schema, text.split("\n") if text else [])
 
 
 def _json_value(v, t: T.DataType):
@@ -447,43 +429,9 @@ def _json_value(v, t: T.DataType):
 
 
 def checkpoint_leaf(df: DataFrame) -> DataFrame:
-    """`df`'s rows behind a new plan leaf: a local checkpoint (written by the first action on
-    the result), without the plan's lineage *or* its statistics.
-
-    The rows are Spark's own (`Dataset.localCheckpoint`'s RDD, which copies each row the plan
-    yields), kept as they are: a leaf of them reads them with a plain projection. A leaf
-    over the Rows of `javaRDD` instead converts every row it reads back from a Java object,
-    interpreted in small actions: over a 1M-row pack, finding 10 rows took 2.2-6.0 s that
-    way and 0.4-0.9 s this way, checkpointing it 2.2-6.6 s and 1.1-1.3 s.
-
-    The leaf is not the Dataset that `localCheckpoint` returns: that keeps the size estimate
-    of the plan it cuts, Catalyst multiplies estimates through joins, and fixpoints join data
-    derived from earlier checkpoints with each other, so the estimates' exponents compound
-    until optimising a plan takes minutes (measured: epoch 7 of a 4-node transitive closure
-    took 400 s). A leaf made from the checkpointed RDD starts from the default estimate every
-    time.
-
-    With a checkpoint directory set (on a cluster: runtime/spark.reliable_checkpoints), the
-    checkpoint is a reliable one, written there: a local checkpoint lives on an executor and
-    is lost with it. It is cached too, so that writing it does not recompute it.
-
-    Its partitions are at most the session's shuffle partitions: a union's partitions are
-    its inputs' added up, and a fixpoint unions what it read from earlier checkpoints, so
-    without a bound their number (and the tasks of every later job) can double with each
-    iteration (measured when a join's delta was planned into the action that also
-    materialised it: 20, 44, 92, ... 1,497 tasks a stage over 14 iterations of points-to).
-    Merging partitions needs no shuffle."""
-    spark = df.sparkSession
-    reliable = spark._jsc.sc().getCheckpointDir().isDefined()
-    cut = df._jdf.checkpoint(False) if reliable else df._jdf.localCheckpoint(False)
-    rdd = cut.logicalPlan().rdd()  # the plan's rows, copied, kept by the first action
-    if reliable:
-        rdd.persist(jvm(spark).org.apache.spark.storage.StorageLevel.MEMORY_AND_DISK())
-    limit = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    if rdd.getNumPartitions() > limit:
-        rdd = rdd.toJavaRDD().coalesce(limit).rdd()
-    return DataFrame(spark._jsparkSession.internalCreateDataFrame(rdd, df._jdf.schema(), False),
-                     spark)
+    """`df`'s rows behind a new plan leaf, cut from its lineage and kept by Spark (a
+    checkpoint written by the first action on the result); see the backends."""
+    return backend.of(df).checkpoint_leaf(df)
 
 
 def arrange(df: DataFrame, keys: list[str], config: Config = DEFAULT) -> tuple[DataFrame, int]:
@@ -507,15 +455,6 @@ def partitioned_by(df: DataFrame, keys: list[str], config: Config = DEFAULT) -> 
 
 
 def estimated_rows(df: DataFrame) -> int | None:
-    """Spark's estimate of `df`'s rows, without running it: the optimiser's row count when it
-    has one, else the plan's estimated size over a row's default size (a file source's size
-    on disk, a cached DataFrame's size in memory). None when Spark knows nothing (a plan over
-    a Python RDD, or rows given to `createDataFrame`: its default size)."""
-    stats = df._jdf.queryExecution().optimizedPlan().stats()
-    count = stats.rowCount()
-    if count.isDefined():
-        return int(count.get())
-    size = int(stats.sizeInBytes())
-    if size >= df.sparkSession._jsparkSession.sessionState().conf().defaultSizeInBytes():
-        return None
-    return size // max(1, df._jdf.schema().defaultSize())
+    """Spark's estimate of `df`'s rows, without running it; None when Spark knows nothing
+    (a plan over rows given to `createDataFrame`)."""
+    return backend.of(df).estimated_rows(df)

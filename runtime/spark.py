@@ -56,11 +56,16 @@ QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 def get_session(master: str | None = None, conf: dict[str, str] | None = None,
                 app_name: str = "ddlog", level: str | None = None,
-                quick_jit: bool = False) -> SparkSession:
+                quick_jit: bool = False, remote: str | None = None) -> SparkSession:
     """Return the active session, or create one with our defaults under the user's settings.
     `level`: Spark's log level (default: log_level()). `quick_jit`: the session is for one
     short command, and its JVMs (the driver's and the executors') compile with C1 only
-    (QUICK_JIT; a JIT option the user gives comes later on the command line and wins)."""
+    (QUICK_JIT; a JIT option the user gives comes later on the command line and wins).
+    `remote` (else $SPARK_REMOTE, PySpark's own convention, unless `master` is given): a
+    Spark Connect session of that server (connect_session)."""
+    remote = remote or (None if master else os.environ.get("SPARK_REMOTE"))
+    if remote:
+        return connect_session(remote, conf or {})
     active = SparkSession.getActiveSession()
     if active is not None:
         for key, value in (conf or {}).items():
@@ -90,6 +95,23 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
     return spark
 
 
+def connect_session(url: str, conf: dict[str, str]) -> SparkSession:
+    """A session of the Spark Connect server at `url` (sc://HOST:PORT; PySpark also takes
+    local[N], which starts a server in this process). `conf`: SQL settings for the session.
+    Raises DDlogError when PySpark's Connect client cannot be imported."""
+    try:
+        from pyspark.sql.connect.utils import check_dependencies
+
+        check_dependencies()
+    except ImportError as err:
+        raise DDlogError(f"--remote needs Spark Connect's client packages ({err}): "
+                         f"pip install 'ddlog-spark[connect]'") from None
+    builder = SparkSession.builder.remote(url)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
 # The SQL settings the engine's meaning depends on: arithmetic and casts that fail instead of
 # wrapping or giving null (the engine checks its values itself and relies on Spark to raise
 # where a value does not fit), column names as declared (a relation may have columns `x` and
@@ -109,15 +131,24 @@ def engine_session(spark: SparkSession) -> SparkSession:
     made on a session of its own, those changes are never seen by another thread using the
     caller's session. It starts from the caller's session's settings (those set on it, then
     ddlog's defaults for what the caller left unset, e.g. the shuffle partitions of a local
-    machine), then ENGINE_SQL."""
-    child = spark.newSession()
-    given = spark.conf.getAll
-    jconf = spark._jsparkSession.sessionState().conf()
-    settings = {k: v for k, v in DEFAULTS.items()
-                if k.startswith("spark.sql.") and not jconf.contains(k)
-                and not spark.sparkContext.getConf().contains(k)}
-    settings.update({k: v for k, v in given.items() if k.startswith("spark.sql.")})
-    settings.update(ENGINE_SQL)
+    machine), then ENGINE_SQL.
+
+    On Spark Connect the engine runs on the caller's session itself: a Connect server keeps a
+    session's checkpoints for that session only, so results made on another could not be
+    read on the caller's. ENGINE_SQL is set on it (the README says so)."""
+    from ddlog.runtime import backend
+
+    kind = backend.of(spark)
+    if kind.NAME == "connect":
+        child = spark
+        settings = dict(ENGINE_SQL)
+    else:
+        child = spark.newSession()
+        settings = {k: v for k, v in DEFAULTS.items()
+                    if k.startswith("spark.sql.") and not kind.is_set(spark, k)}
+        settings.update({k: v for k, v in spark.conf.getAll.items()
+                         if k.startswith("spark.sql.")})
+        settings.update(ENGINE_SQL)
     for key, value in settings.items():
         if child.conf.get(key, None) != value and child.conf.isModifiable(key):
             child.conf.set(key, value)
@@ -125,17 +156,13 @@ def engine_session(spark: SparkSession) -> SparkSession:
 
 
 def adopt(spark: SparkSession, df):
-    """`df` (a DataFrame of another session of the same SparkContext) as a DataFrame of
-    `spark`: the same analysed plan, planned and run under `spark`'s settings. A user's
+    """`df` (a DataFrame of another session of the same SparkContext or server) as a
+    DataFrame of `spark`: the same plan, planned and run under `spark`'s settings. A user's
     DataFrame enters the engine's session this way, and the engine's results go back to the
     user's (where the user registers views of them and runs queries)."""
-    from pyspark.sql.classic.dataframe import DataFrame
+    from ddlog.runtime import backend
 
-    if df.sparkSession is spark:
-        return df
-    j = jvm(spark).org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession,
-                                                                df._jdf.logicalPlan())
-    return DataFrame(j, spark)
+    return backend.of(spark).adopt(spark, df)
 
 
 def java_options(given: str, level: str, quick_jit: bool = False) -> str:
@@ -251,23 +278,28 @@ def _quietly(call: Callable[[], T]) -> Callable[[], T]:
 
 
 def is_local(spark: SparkSession) -> bool:
-    return spark.sparkContext.master.startswith("local")
+    from ddlog.runtime import backend
+
+    return backend.of(spark).is_local(spark)
 
 
 def wait_for_executors(spark: SparkSession, seconds: float) -> None:
     """On a cluster, wait until an executor has joined the application, at most `seconds`
     (0: do not wait): a master without workers accepts the application and runs nothing, and
     every job would wait for ever. Raises ExecutorsMissing after that."""
-    if is_local(spark) or seconds <= 0:
-        return
+    from ddlog.runtime import backend
+
+    kind = backend.of(spark)
+    if kind.executors(spark) is None or is_local(spark) or seconds <= 0:
+        return  # a Connect server's cluster is its own business
     import time
 
-    sc = spark.sparkContext
     deadline = time.monotonic() + seconds
-    while sc._jsc.sc().getExecutorMemoryStatus().size() <= 1:  # the driver's own entry
+    while kind.executors(spark) < 1:
         if time.monotonic() > deadline:
+            master = spark.sparkContext.master
             raise ExecutorsMissing(
-                f"no Spark executor joined within {seconds:g} s on {sc.master}: is a worker "
+                f"no Spark executor joined within {seconds:g} s on {master}: is a worker "
                 f"running, registered with that master, with the cores and memory asked for "
                 f"(spark.executor.memory, spark.executor.cores)? (--conf "
                 f"ddlog.executor_wait=SECONDS waits longer)")
@@ -282,10 +314,12 @@ def reliable_checkpoints(spark: SparkSession, directory: str) -> None:
     """On a cluster, cut lineage with checkpoints written to `directory` (which every node
     must see), unless the user set one (spark.checkpoint.dir): an executor-local checkpoint
     vanishes with its executor, and the plans that read it would fail."""
-    sc = spark.sparkContext
-    if is_local(spark) or sc.getCheckpointDir() is not None:
-        return
-    sc.setCheckpointDir(directory)
+    from ddlog.runtime import backend
+
+    kind = backend.of(spark)
+    if kind.NAME == "connect" or is_local(spark) or kind.checkpoint_dir(spark) is not None:
+        return  # a Connect server keeps checkpoints where it is configured to
+    spark.sparkContext.setCheckpointDir(directory)
 
 
 LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
@@ -363,7 +397,7 @@ def jvm(spark: SparkSession | None = None) -> "_RememberingView":
     epoch's plans makes thousands of such calls. A class and its methods do not change while
     the JVM runs, so the answers are kept, as py4j already keeps the methods of each object it
     holds. The view is the engine's own (PySpark's `SparkContext._jvm` is left as it is): the
-    engine's plan building reaches the JVM through it (catalyst.py, physical.py)."""
+    engine's plan building reaches the JVM through it (runtime/backend/classic.py)."""
     from pyspark import SparkContext
 
     client = (spark.sparkContext._gateway if spark is not None
@@ -400,11 +434,11 @@ class _Remembering:
 
 
 class _RememberingView(_Remembering, JVMView):
-    """Remembers a column reference by name too (catalyst.col): an unresolved name is the
+    """Remembers a column reference by name too (backend.col): an unresolved name is the
     same in every plan, and the engine names the same few columns thousands of times an
     epoch (each a py4j round trip, and one more when py4j frees it). Likewise the
     expressions over named columns that operators build in every iteration
-    (catalyst.remembered)."""
+    (backend.remembered)."""
 
     columns: dict
 

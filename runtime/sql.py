@@ -29,40 +29,27 @@ def check_read_only(spark, query: str) -> None:
     """Raise SqlError unless `query` only reads (see above). Parsing takes no Spark job."""
     from pyspark.errors import PySparkException
 
+    from ddlog.runtime import backend
     from ddlog.runtime.errors import describe
-    from ddlog.runtime.spark import jvm
 
     try:
-        plan = spark._jsparkSession.sessionState().sqlParser().parsePlan(query)
+        nodes, text = backend.of(spark).parsed_plan(spark, query)
     except PySparkException as err:
         raise SqlError(f"sql: {describe(err)}") from None
-    command = jvm(spark).java.lang.Class.forName(
-        "org.apache.spark.sql.catalyst.plans.logical.Command")
-    root = plan.getClass().getSimpleName()
-    if command.isAssignableFrom(plan.getClass()):
+    root, root_command = nodes[0]
+    if root_command:
         if not _SHOWING.fullmatch(root):
             raise SqlError(f"sql: `{_first_word(query)}` is not a query: `ddlog sql` only "
                            f"reads (SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN); "
                            f"change a state with `ddlog feed`")
         return
-    for node in _nodes(plan):
-        name = node.getClass().getSimpleName()
-        if _WRITING.fullmatch(name) or command.isAssignableFrom(node.getClass()):
+    for name, command in nodes:
+        if _WRITING.fullmatch(name) or command:
             raise SqlError(f"sql: the query writes ({name}): `ddlog sql` only reads; change "
                            f"a state with `ddlog feed`")
-    if _JVM_CALLS.search(plan.toString()):
+    if _JVM_CALLS.search(text):
         raise SqlError("sql: reflect and java_method call into the JVM and are not run by "
                        "`ddlog sql`")
-
-
-def _nodes(plan) -> list:
-    out, todo = [], [plan]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        children = node.children()
-        todo.extend(children.apply(k) for k in range(children.size()))
-    return out
 
 
 def _first_word(query: str) -> str:

@@ -7,7 +7,7 @@ a tag of its own, and the status tracker lists the tag's jobs afterwards. A tag 
 the thread's own (a caller's job group, description and tags stay, so a caller who cancels
 their job group cancels the engine's jobs too).
 
-Inside `counting`, the label is also the Spark call site of the RDDs and jobs started (what the
+Inside `counting`, on the classic backend, the label is also the Spark call site of the RDDs and jobs started (what the
 Spark UI shows for them; the thread's own call site is restored afterwards). Without one, Spark takes every new RDD's call site from the JVM's
 stack, a walk of the stack and a regular expression per frame: 5% of the JVM time that building
 and running a small epoch's plans took.
@@ -22,7 +22,6 @@ from typing import Iterator
 
 _TAGS = itertools.count()
 # Spark's thread-local properties that, when both are set, stand for the call site
-_CALL_SITE = ("callSite.short", "callSite.long")
 
 
 @dataclass
@@ -56,6 +55,7 @@ class EpochStats:
     # `with_net_out`)
     rows_out: int = 0
     strata: list[StratumStats] = field(default_factory=list)
+    jobs_counted: bool = True  # False where the backend cannot count jobs (Spark Connect)
 
     def with_net_out(self, rows: int) -> "EpochStats":
         """These stats with `rows`, the rows of the output relations' net change (collected
@@ -75,7 +75,8 @@ class EpochStats:
 
     def lines(self) -> list[str]:
         """A human summary, one line for the epoch and one per stratum that ran."""
-        out = [f"epoch {self.epoch}: {self.seconds:.2f}s, {self.jobs} Spark jobs, "
+        jobs = f"{self.jobs} Spark jobs" if self.jobs_counted else "Spark jobs not counted"
+        out = [f"epoch {self.epoch}: {self.seconds:.2f}s, {jobs}, "
                f"{self.iterations} iterations, {self.rows_in} input rows changed, "
                f"{self.rows_out} output rows changed"]
         for s in self.strata:
@@ -84,47 +85,33 @@ class EpochStats:
             why = f" ({s.why})" if s.why else ""
             out.append(f"  stratum {s.stratum} ({', '.join(s.relations)}): {s.mode}{why}, "
                        f"{s.iterations} iterations, {s.rows_in} rows in, {s.rows_out} out, "
-                       f"{s.jobs} jobs, {s.seconds:.2f}s")
+                       + (f"{s.jobs} jobs, " if self.jobs_counted else "")
+                       + f"{s.seconds:.2f}s")
         return out
 
 
-_BUS_WAIT_MS = 10_000
-
-
 class JobCounter:
-    """Counts the Spark jobs started from this thread while `counting` is active."""
+    """Counts the Spark jobs started from this thread while `counting` is active (`counts`:
+    whether the session's backend can; a Connect client cannot, and its counts stay 0)."""
 
     def __init__(self, spark):
-        self.sc = spark.sparkContext
+        from ddlog.runtime import backend
+
+        self.spark = spark
+        self.backend = backend.of(spark)
+        self.counts = self.backend.NAME == "classic"
 
     @contextmanager
     def counting(self, label: str) -> Iterator["Counted"]:
         tag = f"ddlog-{next(_TAGS)}-{time.time_ns()}"
-        own = {key: self.sc.getLocalProperty(key) for key in _CALL_SITE}
-        self.sc.addJobTag(tag)
-        for key in _CALL_SITE:
-            self.sc.setLocalProperty(key, f"ddlog {label}")
         counted = Counted()
         started = time.perf_counter()
         try:
-            yield counted
+            with self.backend.tagging(self.spark, tag, label):
+                yield counted
         finally:
             counted.seconds = time.perf_counter() - started
-            self.sc.removeJobTag(tag)
-            for key, value in own.items():
-                self.sc.setLocalProperty(key, value)
-            counted.jobs = self._jobs_tagged(tag)
-
-    def _jobs_tagged(self, tag: str) -> int:
-        """The status tracker learns of a job from the listener bus, which runs behind the
-        scheduler (the more so on a busy machine): let it catch up first, so that the count is
-        every job the block started, not the ones already reported."""
-        jsc = self.sc._jsc.sc()
-        try:
-            jsc.listenerBus().waitUntilEmpty(_BUS_WAIT_MS)
-        except Exception:  # a bus that stays busy: count what it has reported
-            pass
-        return len(jsc.statusTracker().getJobIdsForTag(tag))
+            counted.jobs = self.backend.jobs_tagged(self.spark, tag) or 0
 
 
 @dataclass

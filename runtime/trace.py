@@ -20,7 +20,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from ddlog.runtime.catalyst import col
+from ddlog.runtime.backend import col
 from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.physical import Frame, arrange, held_many, materialize, partitioned_by
 from ddlog.runtime.schema import ITER, WEIGHT

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import (ArrayType, BooleanType, ByteType, DataType, IntegerType,
                                LongType, ShortType, StringType, StructType)
 
-from ddlog.runtime.catalyst import aggregate_where, col, select, union_many
+from ddlog.runtime.backend import aggregate_where, col, select, union_many
 from ddlog.runtime.schema import ITER, WEIGHT
 
 if TYPE_CHECKING:

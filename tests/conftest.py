@@ -54,11 +54,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.spark)
 
 
+# A Spark Connect server to run the Spark tiers through (sc://HOST:PORT, or local[N] for one
+# PySpark starts in the test process): tests/differential/test_connect.py sets it for a
+# pytest of its own, since a process makes Connect or classic Columns, not both.
+REMOTE = os.environ.get("DDLOG_TEST_REMOTE")
+
+
 @pytest.fixture(scope="session")
 def spark():
     from ddlog.runtime.spark import get_session
 
-    session = get_session(master="local[2]", conf={"spark.sql.shuffle.partitions": "2",
-                                                   "spark.default.parallelism": "2"})
+    if REMOTE:
+        session = get_session(remote=REMOTE, conf={"spark.sql.shuffle.partitions": "2"})
+    else:
+        session = get_session(master="local[2]", conf={"spark.sql.shuffle.partitions": "2",
+                                                       "spark.default.parallelism": "2"})
     yield session
     session.stop()

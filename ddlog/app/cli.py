@@ -218,6 +218,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 SPARK_ARGS = (
     arg("--master", metavar="URL", help="Spark master (default: $SPARK_MASTER or local[*])"),
+    arg("--remote", metavar="URL",
+        help="run on a Spark Connect server, sc://HOST:PORT (default: $SPARK_REMOTE, if set; "
+             "needs the connect extra: pip install 'ddlog-spark[connect]')"),
     arg("--conf", metavar="KEY=VALUE", action="append", default=[],
         help="a Spark setting (repeatable); wins over ddlog's defaults. ddlog.NAME=VALUE "
              "sets the engine's knob NAME (e.g. ddlog.decisions=rows: the fallback decides "
@@ -261,8 +264,12 @@ def spark_options(args: argparse.Namespace):
         import os
 
         level = os.environ.get("DDLOG_SPARK_LOG_LEVEL") or "warn"
+    if args.master and args.remote:
+        raise DDlogError("--master and --remote: give one (--remote runs on a Spark Connect "
+                         "server, whose master is its own)")
     return SparkOptions(args.master, conf, level, show_start=sys.stderr.isatty(),
-                        short_lived=args.command in SHORT_LIVED, knobs=knobs)
+                        short_lived=args.command in SHORT_LIVED, knobs=knobs,
+                        remote=args.remote)
 
 
 def quick_jit_for(db: "Database", sources: "Iterable[Spec]") -> None:

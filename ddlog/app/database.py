@@ -56,6 +56,7 @@ class SparkOptions:
     short_lived: bool = False  # one short command: start the JVM for that (quick_jit)
     # the engine's knobs a command was given (`--conf ddlog.NAME=VALUE`: runtime/config.Config)
     knobs: dict[str, str] = field(default_factory=dict)
+    remote: str | None = None  # a Spark Connect server (--remote sc://HOST:PORT)
 
 
 def _short_lived(config: Config, manifest: Manifest | None) -> Config:
@@ -163,7 +164,9 @@ class Database:
         directory it created and never committed to is removed again."""
         if self.state is not None and not self.keep_open:
             if self._spark is not None:
-                self.state.drop_checkpoints(self._spark.sparkContext.getCheckpointDir())
+                from ddlog.runtime import backend
+
+                self.state.drop_checkpoints(backend.of(self._spark).checkpoint_dir(self._spark))
             if failed:
                 self.state.abandon()
             self.state.release()
@@ -416,7 +419,8 @@ class Database:
             try:
                 self._session = get_session(self.options.master, conf,
                                             level=self.options.log_level,
-                                            quick_jit=self.options.short_lived)
+                                            quick_jit=self.options.short_lived,
+                                            remote=self.options.remote)
             finally:
                 if self.options.show_start:
                     sys.stderr.write("\r\033[K")  # the line goes once Spark is up

@@ -159,6 +159,14 @@ class Stream:
         from ddlog.runtime.io.specs import literal
 
         spark = self.db.spark
+        from ddlog.runtime import backend
+
+        if backend.is_connect(spark):
+            # foreachBatch's function runs in a Python process of the server's there, away
+            # from this process's engine and state
+            raise StreamError("ddlog stream needs a classic Spark session: on Spark Connect "
+                              "a stream's batches are handled on the server, not by this "
+                              "command; feed the files with `ddlog feed --changes` instead")
         frames = []
         for rel, spec in sorted(self.sources.items()):
             os.makedirs(spec.target, exist_ok=True)

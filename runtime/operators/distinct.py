@@ -20,7 +20,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import Distinct
-from ddlog.runtime.catalyst import col, remembered, select
+from ddlog.runtime.backend import col, remembered, select
 from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.operators.base import Context, Operator, Step, narrow
 from ddlog.runtime.physical import Frame

@@ -12,7 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import GroupBy
-from ddlog.runtime.catalyst import aggregate_where, col
+from ddlog.runtime.backend import aggregate_where, col
 from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.expr import compile_expr, sort
 from ddlog.runtime.operators.base import Context, Operator, Step, narrow

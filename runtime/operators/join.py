@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from ddlog.plan.circuit import AntiJoin, Join
-from ddlog.runtime.catalyst import col
+from ddlog.runtime.backend import col
 from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.operators.base import Context, KeysOf, Operator, Probe, Step, narrow
 from ddlog.runtime.physical import Frame, held_many

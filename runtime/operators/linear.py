@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import FlatMap, Negate, Node, Select
 from ddlog.plan.exprs import Col
-from ddlog.runtime.catalyst import col, select
+from ddlog.runtime.backend import col, select
 from ddlog.runtime.expr import compile_expr
 from ddlog.runtime.schema import ITER, WEIGHT
 from ddlog.runtime.trace import Fn

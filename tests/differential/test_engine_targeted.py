@@ -638,7 +638,7 @@ def test_a_small_pack_gives_each_frame_a_leaf_of_its_own(spark, expect_large):
 
 
 def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
-    """runtime/catalyst builds some plans as one Catalyst node, analysed once: a union of
+    """runtime/backend/classic builds some plans as one Catalyst node, analysed once: a union of
     many frames (by position, or by name over frames whose columns come in other orders; the
     frames' rows stay in their order, which the packs rely on) and an aggregate under a
     filter; and a select whose columns reach the JVM in fewer round trips. Each gives what
@@ -648,7 +648,7 @@ def test_plans_made_as_catalyst_nodes_are_the_apis_plans(spark):
 
     from pyspark.sql import functions as F
 
-    from ddlog.runtime.catalyst import aggregate_where, col, remembered, select, union_many
+    from ddlog.runtime.backend import aggregate_where, col, remembered, select, union_many
     from ddlog.runtime.zset import consolidate
 
     rng = random.Random(seed_for("catalyst-nodes"))

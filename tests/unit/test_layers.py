@@ -151,3 +151,26 @@ def test_nothing_before_the_runtime_imports_spark(graph):
 
 def test_every_module_is_in_a_layer():
     assert all(owner(m) for m in modules()), [m for m in modules() if not owner(m)]
+
+
+# The modules that reach Spark below PySpark's public API (py4j, the JVM side of a session or
+# DataFrame): the classic backend and the making of sessions. The rest of the runtime goes
+# through runtime/backend's interface, which is what lets it run on Spark Connect.
+BELOW_THE_API = {"ddlog.runtime.backend.classic", "ddlog.runtime.spark"}
+CHOOSES_THE_BACKEND = "ddlog.runtime.backend"
+_INTERNALS = ("_jdf", "_jvm", "_jsc", "_jsparkSession", "_jc", "jvm(")
+
+
+def test_only_the_classic_backend_reaches_below_pysparks_api(graph):
+    g, known = graph
+    wrong = [f"{a} imports {b}" for a, b in g.edges
+             if a.startswith("ddlog.") and a not in (*BELOW_THE_API, CHOOSES_THE_BACKEND)
+             and (b.startswith("py4j.java_gateway") or b.startswith("pyspark.sql.classic")
+                  or b == "ddlog.runtime.backend.classic")]
+    for name, path in modules().items():
+        if name in BELOW_THE_API:
+            continue
+        code = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                         if not line.lstrip().startswith("#"))
+        wrong += [f"{name} uses {word}" for word in _INTERNALS if f".{word}" in code]
+    assert not wrong, "\n".join(sorted(wrong))

@@ -1,0 +1,108 @@
+"""Spark Connect: a real Connect server on loopback (`sbin/start-connect-server.sh` of the
+pyspark wheel, `--wait`), and the engine run through it as a Connect user runs it:
+
+- the differential tests of the example programs and the targeted recursion, negation and
+  aggregate programs, every epoch compared with the oracle, in a pytest of their own whose
+  `spark` fixture is a session of this server (tests/conftest.py, DDLOG_TEST_REMOTE): a process
+  makes Connect or classic Columns, not both;
+- `ddlog run`, `feed`, `query` and `sql` with `--remote sc://...` (and SPARK_REMOTE);
+- a state written by a classic session and read through Connect, and the other way.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.connect_server import ConnectServer
+from ddlog.plan import load
+from tests.e2e.cli_support import PROGRAMS, ROOT, DDlogCLI, oracle_records, parse_dump
+from tests.oracle import apply_updates, load_dat
+
+REACH = PROGRAMS / "reach.dl"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = ConnectServer(tmp_path_factory.mktemp("connect"),
+                      conf={"spark.sql.shuffle.partitions": "2",
+                            "spark.default.parallelism": "2"})
+    try:
+        s.start()
+        yield s
+    finally:
+        s.stop()
+
+
+class ConnectCLI(DDlogCLI):
+    def __init__(self, spark_dir: Path, cwd: Path, server: ConnectServer):
+        super().__init__(spark_dir, cwd)
+        self.server = server
+
+    def spark_args(self) -> list[str]:
+        return ["--remote", self.server.url]
+
+
+# The Spark tiers' tests that run through Connect: every example program and the targeted
+# programs of recursion, mutual recursion, negation and aggregates, against the oracle.
+THROUGH_CONNECT = [
+    "tests/differential/test_engine_programs.py::test_program_against_oracle",
+    *[f"tests/differential/test_engine_targeted.py::test_targeted_against_oracle[{name}]"
+      for name in ("recursion", "mutual", "negation", "aggregates")],
+]
+
+
+def test_differential_tests_through_connect(server):
+    env = dict(os.environ, DDLOG_TEST_REMOTE=server.url)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "-p", "no:xdist", *THROUGH_CONNECT], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=3600)
+    summary = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-3000:]
+    assert " passed" in summary and "skipped" not in summary and "deselected" not in summary, \
+        summary
+
+
+def test_cli_through_connect(server, tmp_path):
+    """run, feed, query and sql with --remote; a state carried between the backends."""
+    cli = ConnectCLI(tmp_path / "spark", tmp_path, server)
+    classic = DDlogCLI(tmp_path / "spark", tmp_path)
+    state = tmp_path / "state"
+    program = load(str(REACH)).program
+    inputs = load_dat(str(PROGRAMS / "reach.dat"), program)
+
+    def check(r, inputs) -> None:
+        assert r.code == 0, r
+        want = oracle_records(REACH, inputs, ("Reach", "Unreachable"))
+        for rel in ("Reach", "Unreachable"):
+            assert parse_dump(r.out, rel) == want[rel], rel
+
+    r = cli("run", REACH, "--state", state, "--input", PROGRAMS / "reach.dat", timeout=900)
+    assert r.code == 0, r
+    assert r.err == "", r.err
+    r = cli("feed", "--state", state, "--insert", "Edge(4, 7)", "--delete", "Edge(3, 4)",
+            "--stats", timeout=900)
+    assert r.code == 0, r
+    assert "Spark jobs not counted" in r.err, r.err
+    inputs = apply_updates(inputs, [("insert", "Edge", (4, 7)), ("delete", "Edge", (3, 4))])
+    check(cli("query", "--state", state, "Reach", "Unreachable", timeout=900), inputs)
+
+    # written through Connect, read and fed by a classic session, and back
+    check(classic("query", "--state", state, "Reach", "Unreachable", timeout=900), inputs)
+    r = classic("feed", "--state", state, "--insert", "Root(6)", timeout=900)
+    assert r.code == 0, r
+    inputs = apply_updates(inputs, [("insert", "Root", (6,))])
+    by_env = DDlogCLI(tmp_path / "spark", tmp_path)
+    by_env.spark_args = lambda: []  # SPARK_REMOTE alone, as PySpark's own tools take it
+    check(by_env("query", "--state", state, "Reach", "Unreachable", timeout=900,
+                 env={"SPARK_REMOTE": server.url}), inputs)
+
+    r = cli("sql", "--state", state, "SELECT count(*) AS n FROM Reach", timeout=900)
+    want = oracle_records(REACH, inputs, ("Reach",))["Reach"]
+    assert r.code == 0 and str(len(want)) in r.out, r
+    r = cli("sql", "--state", state, "DROP TABLE Reach", timeout=900)
+    assert r.code != 0 and "only reads" in r.err and "Traceback" not in r.err, r
