@@ -415,7 +415,7 @@ def json_lines(schema: T.StructType, rows: list[tuple]) -> str:
 def json_frame(spark, schema: T.StructType, text: str) -> DataFrame:
     """JSON lines (one object per row, of `schema`) as a local relation: parsed by Spark.
     No text is no rows (not one row of nulls)."""
-    return backend.of(spark).json_frame(spark, schema, text.split("\n") if text else [])
+    return backend.of(spark).json_frame(spark, schema, text)
 
 
 def _json_value(v, t: T.DataType):

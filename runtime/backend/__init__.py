@@ -19,7 +19,7 @@ backend module (tests/unit/test_layers.py checks it). A backend module defines:
     collect_local(df) -> (leaf, n, rows)   rows collected behind a local-relation leaf
     rows_leaf(leaf, rows, a, b, column, one_partition)
                                            rows a..b of such a leaf, as a leaf of their own
-    json_frame(spark, schema, lines)       JSON lines as a local relation
+    json_frame(spark, schema, text)        JSON lines as a local relation
     checkpoint_leaf(df)                    rows cut from their lineage, kept by Spark
     estimated_rows(df)                     the optimiser's row estimate, or None
     is_local(spark), checkpoint_dir(spark), executors(spark)

@@ -193,18 +193,18 @@ def _schema(df: DataFrame) -> JavaObject:
     return found
 
 
-def json_frame(spark: SparkSession, schema: T.StructType, lines: list[str]) -> DataFrame:
-    """JSON lines (one object per row, of `schema`) as a local relation: parsed on the JVM,
-    where the optimiser folds the parse into the leaf. No lines is no rows."""
+def json_frame(spark: SparkSession, schema: T.StructType, text: str) -> DataFrame:
+    """JSON lines (one object per row, of `schema`) as a local relation: the text goes to the
+    JVM as one string, split and parsed there, and the optimiser folds the parse into the
+    leaf. No text is no rows."""
     jview, jspark = jvm_of(spark), spark._jsparkSession
-    if not lines:
+    if not text:
         return DataFrame(jspark.createDataFrame(jview.java.util.ArrayList(),
                                                 jspark.parseDataType(schema.json())), spark)
-    jlines = jview.java.util.regex.Pattern.compile("\n").splitAsStream(
-        "\n".join(lines)).toList()
-    text = DataFrame(jspark.createDataset(jlines, jview.org.apache.spark.sql.Encoders.STRING())
-                     .toDF(), spark)
-    return _parsed(text, schema)
+    jlines = jview.java.util.regex.Pattern.compile("\n").splitAsStream(text).toList()
+    lines = DataFrame(jspark.createDataset(jlines, jview.org.apache.spark.sql.Encoders.STRING())
+                      .toDF(), spark)
+    return _parsed(lines, schema)
 
 
 def _parsed(text: DataFrame, schema: T.StructType) -> DataFrame:

@@ -78,12 +78,12 @@ def rows_leaf(local: DataFrame, rows: list, start: int, stop: int, column: str,
     return leaf.coalesce(1) if one_partition else leaf
 
 
-def json_frame(spark: SparkSession, schema: T.StructType, lines: list[str]) -> DataFrame:
-    """JSON lines (one object per row, of `schema`) as a local relation of the text, parsed by
-    the server (so that values read back exactly as the classic backend reads them)."""
-    if not lines:
+def json_frame(spark: SparkSession, schema: T.StructType, text: str) -> DataFrame:
+    """JSON lines (one object per row, of `schema`) as a local relation of the lines, parsed
+    by the server (so that values read back exactly as the classic backend reads them)."""
+    if not text:
         return spark.createDataFrame([], schema=schema)
-    text = spark.createDataFrame([(line,) for line in lines], schema="value string")
+    text = spark.createDataFrame([(line,) for line in text.split("\n")], schema="value string")
     parsed = F.from_json("value", schema, {"allowNonNumericNumbers": "true"})
     return text.select(parsed.alias("r")).select(*[F.col(f"r.{f.name}").alias(f.name)
                                                    for f in schema.fields])
