@@ -30,7 +30,7 @@ class ConnectServer:
         self.port = free_port()
         self.url = f"sc://127.0.0.1:{self.port}"
         self.master, self.driver_memory = master, driver_memory
-        self.conf = {"spark.ui.enabled": "false",
+        self.conf = {"spark.ui.enabled": "false", "spark.log.level": "WARN",
                      "spark.sql.warehouse.dir": str(work / "warehouse"), **(conf or {})}
         self.proc: subprocess.Popen | None = None
         self.log = work / "connect-server.log"

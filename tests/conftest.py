@@ -65,7 +65,10 @@ def spark():
     from ddlog.runtime.spark import get_session
 
     if REMOTE:
+        from ddlog.runtime import backend
+
         session = get_session(remote=REMOTE, conf={"spark.sql.shuffle.partitions": "2"})
+        assert backend.is_connect(session), "DDLOG_TEST_REMOTE gave a classic session"
     else:
         session = get_session(master="local[2]", conf={"spark.sql.shuffle.partitions": "2",
                                                        "spark.default.parallelism": "2"})

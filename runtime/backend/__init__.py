@@ -39,6 +39,7 @@ from types import ModuleType
 from typing import Callable, Hashable
 
 from pyspark.sql import Column, DataFrame
+from pyspark.sql.utils import is_remote
 
 
 def of(spark_or_df) -> ModuleType:
@@ -57,8 +58,6 @@ def is_connect(spark_or_df) -> bool:
 
 def _process() -> ModuleType:
     """The backend of Columns made without a session: PySpark's own choice, process-wide."""
-    from pyspark.sql.utils import is_remote
-
     if is_remote():
         from ddlog.runtime.backend import connect
         return connect

@@ -19,7 +19,9 @@ import pytest
 
 from bench.connect_server import ConnectServer
 from ddlog.plan import load
-from tests.e2e.cli_support import PROGRAMS, ROOT, DDlogCLI, oracle_records, parse_dump
+from tests.e2e.cli_support import (PROGRAMS, ROOT, DDlogCLI, kill_group, oracle_records,
+                                   parse_dump)
+from tests.e2e.test_serve import start_server
 from tests.oracle import apply_updates, load_dat
 
 REACH = PROGRAMS / "reach.dl"
@@ -106,3 +108,24 @@ def test_cli_through_connect(server, tmp_path):
     assert r.code == 0 and str(len(want)) in r.out, r
     r = cli("sql", "--state", state, "DROP TABLE Reach", timeout=900)
     assert r.code != 0 and "only reads" in r.err and "Traceback" not in r.err, r
+
+    script = "start;\ninsert Root(5);\ncommit dump_changes;\ndump Reach;\n"
+    r = cli("shell", REACH, "--state", state, input=script, timeout=900)
+    inputs = apply_updates(inputs, [("insert", "Root", (5,))])
+    assert r.code == 0, r
+    assert parse_dump(r.out, "Reach") == oracle_records(REACH, inputs, ("Reach",))["Reach"]
+
+    # served: the server's engine runs on a Connect session; clients go through it
+    served = start_server(cli, state)
+    try:
+        r = cli("feed", "--state", state, "--insert", "Edge(5, 11)", timeout=900)
+        assert r.code == 0 and "Reach{.node = 11}: +1" in r.out, r
+        inputs = apply_updates(inputs, [("insert", "Edge", (5, 11))])
+        check(cli("query", "--state", state, "Reach", "Unreachable", timeout=900), inputs)
+    finally:
+        kill_group(served)
+
+    r = cli("stream", REACH, "--state", state, "--source", f"Edge=csv:{tmp_path / 'in'}",
+            "--trigger", "available-now", timeout=900)
+    assert r.code != 0 and "needs a classic Spark session" in r.err, r
+    assert "Traceback" not in r.err, r
