@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,19 +16,12 @@ from pathlib import Path
 
 import pytest
 
-import pyspark
+from bench.connect_server import SPARK_HOME, free_port
 from ddlog.plan import load
 from tests.e2e.cli_support import PROGRAMS, ROOT, DDlogCLI, oracle_records, parse_dump
 from tests.oracle import apply_updates, load_dat
 
 REACH = PROGRAMS / "reach.dl"
-SPARK_HOME = Path(pyspark.__file__).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Cluster:

@@ -17,7 +17,7 @@ import pytest
 
 from tests.e2e.cli_support import PROGRAMS, DDlogCLI, kill_group, manifest_epoch, parse_dump
 from tests.e2e.test_serve import start_server
-from tests.e2e.test_state_safety import clean_failure, tree_hash
+from tests.e2e.test_state_safety import clean_failure, reach_state, tree_hash
 
 REACH = PROGRAMS / "reach.dl"
 
@@ -29,14 +29,7 @@ def cli(tmp_path_factory) -> DDlogCLI:
 
 @pytest.fixture(scope="module")
 def base(cli, tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("base")
-    (d / "edges.csv").write_text("src,dst\n1,2\n2,3\n3,1\n5,6\n")
-    (d / "roots.json").write_text('{"node": 1}\n')
-    state = d / "state"
-    r = cli("run", REACH, "--state", state, f"--input=Edge=csv:{d / 'edges.csv'}",
-            f"--input=Root=json:{d / 'roots.json'}")
-    assert r.code == 0, r
-    return state
+    return reach_state(cli, tmp_path_factory.mktemp("base"))
 
 
 @pytest.fixture

@@ -44,16 +44,22 @@ def cli(tmp_path_factory) -> DDlogCLI:
     return DDlogCLI(tmp_path_factory.mktemp("spark"), tmp_path_factory.mktemp("cwd"))
 
 
-@pytest.fixture(scope="module")
-def base(cli, tmp_path_factory) -> Path:
-    """A reach state at epoch 2; tests damage copies of it."""
-    d = tmp_path_factory.mktemp("base")
+def reach_state(cli: DDlogCLI, d: Path) -> Path:
+    """A reach state at epoch 1 in `d`, run from a CSV file of edges and a JSON file of
+    roots written there."""
     (d / "edges.csv").write_text("src,dst\n1,2\n2,3\n3,1\n5,6\n")
     (d / "roots.json").write_text('{"node": 1}\n')
     state = d / "state"
     r = cli("run", REACH, "--state", state, f"--input=Edge=csv:{d / 'edges.csv'}",
             f"--input=Root=json:{d / 'roots.json'}")
     assert r.code == 0, r
+    return state
+
+
+@pytest.fixture(scope="module")
+def base(cli, tmp_path_factory) -> Path:
+    """A reach state at epoch 2; tests damage copies of it."""
+    state = reach_state(cli, tmp_path_factory.mktemp("base"))
     r = cli("feed", "--state", state, "--insert", "Edge(3, 4)")
     assert r.code == 0, r
     return state
