@@ -167,30 +167,24 @@ def _frame(spark, plan: JavaObject) -> DataFrame:
 
 # -- leaves ------------------------------------------------------------------------------------
 
-def collect_local(df: DataFrame) -> tuple[DataFrame, int, JavaObject]:
+def collect_local(df: DataFrame) -> tuple[DataFrame, int, tuple[JavaObject, JavaObject]]:
     """`df`'s rows collected on the JVM (one action; they never cross to Python) behind a
     local-relation leaf: no lineage, exact statistics, and read without a Spark job. Returns
-    it, its row count and the rows (a JVM list, for rows_leaf)."""
+    it, its row count and the rows with their schema (JVM objects, for rows_leaf)."""
     spark = df.sparkSession
+    jschema = df._jdf.schema()
     jrows = df._jdf.collectAsList()
-    local = spark._jsparkSession.createDataFrame(jrows, df._jdf.schema())
-    return DataFrame(local, spark), jrows.size(), jrows
+    local = spark._jsparkSession.createDataFrame(jrows, jschema)
+    return DataFrame(local, spark), jrows.size(), (jrows, jschema)
 
 
-def rows_leaf(local: DataFrame, rows: JavaObject, start: int, stop: int, column: str,
-              one_partition: bool) -> DataFrame:
-    """Rows start..stop of a collected pack (collect_local's `rows`, of `local`'s schema) as
-    a local relation of their own, read out of their struct column `column`."""
-    return struct_leaf(local.sparkSession, rows.subList(start, stop), _schema(local), column,
+def rows_leaf(local: DataFrame, held: tuple[JavaObject, JavaObject], start: int, stop: int,
+              column: str, one_partition: bool) -> DataFrame:
+    """Rows start..stop of a collected pack (collect_local's rows and schema) as a local
+    relation of their own, read out of their struct column `column`."""
+    jrows, jschema = held
+    return struct_leaf(local.sparkSession, jrows.subList(start, stop), jschema, column,
                        one_partition)
-
-
-def _schema(df: DataFrame) -> JavaObject:
-    # asked of the JVM once a pack, not once a frame
-    found = getattr(df, "_ddlog_jschema", None)
-    if found is None:
-        found = df._ddlog_jschema = df._jdf.schema()
-    return found
 
 
 def json_frame(spark: SparkSession, schema: T.StructType, text: str) -> DataFrame:
