@@ -74,7 +74,8 @@ def main() -> int:
     result = {"command": "python bench/backends.py " + " ".join(args),
               "classic": classic, "connect": connect}
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", "backends.json"), "w") as f:
+    name = "backends-" + "-".join(args).replace("/", "_").replace(".", "_")[:80]
+    with open(os.path.join(ROOT, "bench", "results", f"{name}.json"), "w") as f:
         json.dump(result, f, indent=2)
     print(table(classic, connect))
     return 0
