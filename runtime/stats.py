@@ -7,10 +7,11 @@ a tag of its own, and the status tracker lists the tag's jobs afterwards. A tag 
 the thread's own (a caller's job group, description and tags stay, so a caller who cancels
 their job group cancels the engine's jobs too).
 
-Inside `counting`, on the classic backend, the label is also the Spark call site of the RDDs and jobs started (what the
-Spark UI shows for them; the thread's own call site is restored afterwards). Without one, Spark takes every new RDD's call site from the JVM's
-stack, a walk of the stack and a regular expression per frame: 5% of the JVM time that building
-and running a small epoch's plans took.
+Inside `counting`, on the classic backend, the label is also the Spark call site of the RDDs
+and jobs started (what the Spark UI shows for them; the thread's own call site is restored
+afterwards). Without one, Spark takes every new RDD's call site from the JVM's stack, a walk of
+the stack and a regular expression per frame: 5% of the JVM time that building and running a
+small epoch's plans took.
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterator
 
 _TAGS = itertools.count()
-# Spark's thread-local properties that, when both are set, stand for the call site
 
 
 @dataclass

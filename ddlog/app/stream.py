@@ -156,11 +156,10 @@ class Stream:
     def start(self, trigger: Trigger):
         from pyspark.sql import functions as F
 
+        from ddlog.runtime import backend
         from ddlog.runtime.io.specs import literal
 
         spark = self.db.spark
-        from ddlog.runtime import backend
-
         if backend.is_connect(spark):
             # foreachBatch's function runs in a Python process of the server's there, away
             # from this process's engine and state

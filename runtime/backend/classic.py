@@ -307,6 +307,7 @@ def tagging(spark: SparkSession, tag: str, label: str) -> Iterator[None]:
             sc.setLocalProperty(key, value)
 
 
+# Spark's thread-local properties that, when both are set, stand for the call site
 _CALL_SITE = ("callSite.short", "callSite.long")
 _BUS_WAIT_MS = 10_000
 
