@@ -100,7 +100,8 @@ def checkpoint_leaf(df: DataFrame) -> DataFrame:
     return cut.coalesce(limit)
 
 
-_STATS = re.compile(r"Statistics\(sizeInBytes=[^,)]*(?:, rowCount=(\d+))?")
+# Spark prints a row count to three significant digits: 1234567 is "1.23E+6"
+_STATS = re.compile(r"Statistics\(sizeInBytes=[^,)]*(?:, rowCount=([0-9.E+]+))?")
 
 
 def estimated_rows(df: DataFrame) -> int | None:
@@ -109,7 +110,7 @@ def estimated_rows(df: DataFrame) -> int | None:
     text = df._explain_string(mode="cost")
     optimized = text.split("== Optimized Logical Plan ==", 1)[-1]
     found = _STATS.search(optimized)
-    return int(found[1]) if found and found[1] else None
+    return int(float(found[1])) if found and found[1] else None
 
 
 # -- the session -------------------------------------------------------------------------------
@@ -168,11 +169,18 @@ _NODE = re.compile(r"^[\s:+|\-]*'?(\w+)")
 
 
 def parsed_plan(spark: SparkSession, query: str) -> tuple[list[tuple[str, bool]], str]:
-    """The parsed plan of `query` as the server's EXPLAIN prints it (nothing runs): its nodes,
-    root first, each (simple name, whether it may be a command: not a known query node),
-    and the plan as text."""
-    text = spark.sql(f"EXPLAIN EXTENDED {query}").collect()[0][0]
-    parsed = text.split("== Parsed Logical Plan ==", 1)[-1].split("\n== ", 1)[0]
+    """The parsed plan of `query` as the server's EXPLAIN prints it (nothing runs): see
+    plan_nodes."""
+    return plan_nodes(spark.sql(f"EXPLAIN EXTENDED {query}").collect()[0][0])
+
+
+def plan_nodes(explained: str) -> tuple[list[tuple[str, bool]], str]:
+    """The parsed plan's nodes in an EXPLAIN EXTENDED text, root first, each (simple name,
+    whether it may be a command: not a known query node), and the parsed plan's text."""
+    header = "== Parsed Logical Plan =="
+    if header not in explained:  # not a plan: nothing to accept
+        return [("?", True)], explained
+    parsed = explained.split(header, 1)[1].split("\n== ", 1)[0]
     nodes = []
     for line in parsed.strip("\n").splitlines():
         found = _NODE.match(line)

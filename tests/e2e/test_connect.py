@@ -125,6 +125,19 @@ def test_cli_through_connect(server, tmp_path):
     finally:
         kill_group(served)
 
+    # the README's example: CSV and JSON sources read by the server, a Parquet sink it writes
+    d = tmp_path / "files"
+    d.mkdir()
+    (d / "edges.csv").write_text("src,dst\n1,2\n2,3\n3,1\n3,4\n5,6\n6,5\n")
+    (d / "roots.json").write_text('{"node": 1}\n')
+    r = cli("run", REACH, "--state", tmp_path / "from-files", f"--input=Edge=csv:{d / 'edges.csv'}",
+            f"--input=Root=json:{d / 'roots.json'}", f"--output=Unreachable=parquet:{d / 'out'}",
+            timeout=900)
+    assert r.code == 0 and "Unreachable: 2 rows" in r.out, r
+    assert list((d / "out").glob("*.parquet")), "no Parquet written"
+    check(cli("query", "--state", tmp_path / "from-files", "Reach", "Unreachable", timeout=900),
+          {"Edge": {(1, 2), (2, 3), (3, 1), (3, 4), (5, 6), (6, 5)}, "Root": {(1,)}})
+
     r = cli("stream", REACH, "--state", state, "--source", f"Edge=csv:{tmp_path / 'in'}",
             "--trigger", "available-now", timeout=900)
     assert r.code != 0 and "needs a classic Spark session" in r.err, r
