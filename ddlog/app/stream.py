@@ -19,6 +19,13 @@ the streaming query itself never parses a row: each file is read whole by the ba
 that `run` uses for its sources, which match columns by name, type them by the declaration and
 name the file in every error. A bad file fails its batch before anything is committed, and
 the stream stops with that message.
+
+On Spark Connect a `foreachBatch` function runs in a Python process of the server's, away from
+the command's engine and state, so there the command watches the directories itself
+(`Polled`): it lists them, fixes batch N's files in a log of its own in the state
+(`stream/polled/N.json`) before applying them, and replays a logged batch the manifest does not
+have, with the same files: the same exactly-once record as Spark's checkpoint gives. A state
+remembers which of the two watched it (`db.stream["by"]`), and refuses the other.
 """
 from __future__ import annotations
 
@@ -46,6 +53,8 @@ _EPOCH_DIR = re.compile(r"epoch=[0-9]+|_SUCCESS|\..*")
 _FOREVER = "36500d"  # a file source's maxFileAge: no file is too old to apply
 # beside Spark's streaming checkpoint: which files each batch applied (Applied)
 _APPLIED = "ddlog-applied"
+# the batches a command that lists the files itself has fixed (Polled), beside it
+_POLLED = "polled"
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,14 @@ class Trigger:
                              f"500ms, 5s, 1m")
         unit = {"ms": "milliseconds", "s": "seconds", "m": "minutes", "h": "hours"}[m.group(2)]
         return cls(False, f"{int(m.group(1))} {unit}")
+
+    def seconds(self) -> float:
+        """The interval in seconds (0 for available-now)."""
+        if self.available_now:
+            return 0.0
+        count, unit = self.interval.split()
+        return int(count) * {"milliseconds": 0.001, "seconds": 1, "minutes": 60,
+                             "hours": 3600}[unit]
 
 
 def parse_sources(db: "Database", texts: list[str]) -> dict[str, Spec]:
@@ -137,13 +154,24 @@ class Stream:
         self._busy = False
         self._stopping = False
         wanted = {rel: str(spec) for rel, spec in sources.items()}
+        from ddlog.runtime import backend
+
+        self.by = "client" if backend.is_connect(db.spark) else "spark"
         given = db.stream.get("sources")
+        if given is not None and db.stream.get("by", "spark") != self.by:
+            raise StateError(
+                f"state {db.state.path} was streamed "
+                + ("by Spark's file source (a classic session): stream it with one again"
+                   if self.by == "client" else
+                   "through Spark Connect, which lists the files itself: stream it through "
+                   "Connect again (--remote)"))
         if given is not None and given != wanted:
             shown = ", ".join(f"{r}={s}" for r, s in sorted(given.items()))
             raise StateError(f"state {db.state.path} is streamed from {shown}; give the same "
                              f"--source bindings (a different set would re-read or skip "
                              f"files), or use a new state directory")
-        if given is not None and not os.path.isdir(db.state.file(STREAM, "offsets")):
+        log = "offsets" if self.by == "spark" else _POLLED
+        if given is not None and not os.path.isdir(db.state.file(STREAM, log)):
             raise StateError(f"state {db.state.path} has committed stream batches up to "
                              f"{db.stream.get('batch')}, but its streaming checkpoint "
                              f"{db.state.file(STREAM)} is missing: without it files would be "
@@ -156,16 +184,9 @@ class Stream:
     def start(self, trigger: Trigger):
         from pyspark.sql import functions as F
 
-        from ddlog.runtime import backend
         from ddlog.runtime.io.specs import literal
 
         spark = self.db.spark
-        if backend.is_connect(spark):
-            # foreachBatch's function runs in a Python process of the server's there, away
-            # from this process's engine and state
-            raise StreamError("ddlog stream needs a classic Spark session: on Spark Connect "
-                              "a stream's batches are handled on the server, not by this "
-                              "command; feed the files with `ddlog feed --changes` instead")
         frames = []
         for rel, spec in sorted(self.sources.items()):
             os.makedirs(spec.target, exist_ok=True)
@@ -194,6 +215,8 @@ class Stream:
         that stopped the stream."""
         from pyspark.errors import StreamingQueryException
 
+        if self.by == "client":
+            return self._poll(trigger)
         query = self.start(trigger)
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         checked = time.monotonic()
@@ -248,9 +271,40 @@ class Stream:
         with self._lock:
             self._stopping = True
 
+    # -- watched by this command (Spark Connect) ---------------------------------------------
+
+    def _poll(self, trigger: Trigger) -> None:
+        """Apply batches of the files that arrive, listed by this command, until the files are
+        done (`available-now`) or SIGINT/SIGTERM; raises the error that stopped it."""
+        polled = Polled(self.db.state.file(STREAM, _POLLED), self.sources)
+        interval = trigger.seconds()
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            while not self._stopping:
+                self._check_reused(None)
+                if self.error is not None:
+                    break
+                batch = polled.next(self.db.stream.get("batch", -1))
+                if batch is not None:
+                    batch_id, files = batch
+                    self._batch(files, batch_id)
+                elif trigger.available_now:
+                    break
+                else:
+                    deadline = time.monotonic() + interval
+                    while not self._stopping and time.monotonic() < deadline:
+                        time.sleep(min(0.25, interval))
+        except _Stopped:
+            pass
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+        if self.error is not None and not isinstance(self.error, _Stopped):
+            raise self.error
+
     # -- one micro-batch ---------------------------------------------------------------------
 
-    def _batch(self, files: "DataFrame", batch_id: int) -> None:
+    def _batch(self, files: "DataFrame | list[dict]", batch_id: int) -> None:
         with self._lock:
             if self._stopping:
                 self.error = _Stopped()
@@ -266,7 +320,7 @@ class Stream:
                 self._busy = False
                 self._lock.notify_all()
 
-    def _apply(self, files: "DataFrame", batch_id: int) -> None:
+    def _apply(self, files: "DataFrame | list[dict]", batch_id: int) -> None:
         from ddlog.runtime.io.changes import read_changes
 
         db = self.db
@@ -276,7 +330,8 @@ class Stream:
             return
         started = time.perf_counter()
         # in the order the files were written (then by name): a change feed's epochs, say
-        found = sorted((r["modificationTime"], r["path"], r["relation"]) for r in files.collect())
+        found = sorted((r["modificationTime"], r["path"], r["relation"])
+                       for r in (files if isinstance(files, list) else files.collect()))
         paths = [(rel, path) for _, path, rel in found]
         for gone in self.applied.plan(batch_id, [path for _, path in paths]):
             if self.report:
@@ -292,6 +347,8 @@ class Stream:
         self.applied.record(batch_id, [path for _, path in paths])
         before = dict(db.stream)
         db.stream = {"sources": dict(self.wanted), "batch": batch_id}
+        if self.by != "spark":
+            db.stream["by"] = self.by
         try:
             changes = db.commit(txn, before_store=self._write_feeds)
         except BaseException:
@@ -414,6 +471,58 @@ class Applied:
             if known is not None and e.is_file() and self.identity(e.path) != known[1]:
                 return e.path, known[0]
         return None
+
+
+class Polled:
+    """The batches of a stream whose command lists the watched directories itself: batch N's
+    files are fixed in `directory/N.json` (relation, path, modification time) before the batch
+    is applied, so that a batch the manifest does not have is replayed with the same files,
+    and a file is in one batch only. A file is a regular one directly in a watched directory
+    whose name starts with neither `.` nor `_` (as Spark's file source skips them)."""
+
+    def __init__(self, directory: str, sources: dict[str, Spec]):
+        import json
+
+        self.directory = directory
+        self.sources = sources
+        self.batches: dict[int, list[dict]] = {}
+        if os.path.isdir(directory):
+            for name in os.listdir(directory):
+                if name.endswith(".json") and name[:-5].isdigit():
+                    with open(os.path.join(directory, name), encoding="utf-8") as f:
+                        self.batches[int(name[:-5])] = json.load(f)
+        self.taken = {f["path"] for files in self.batches.values() for f in files}
+
+    def next(self, committed: int) -> tuple[int, list[dict]] | None:
+        """The next batch to apply after batch `committed`: a logged one not yet committed
+        (a replay), else the files that arrived since, logged now; None when there are none."""
+        import json
+
+        waiting = sorted(n for n in self.batches if n > committed)
+        if waiting:
+            return waiting[0], self.batches[waiting[0]]
+        files = []
+        for rel, spec in sorted(self.sources.items()):
+            try:
+                entries = list(os.scandir(spec.target))
+            except FileNotFoundError:
+                continue
+            for e in entries:
+                if e.name[:1] in "._" or not e.is_file() or e.path in self.taken:
+                    continue
+                files.append({"relation": rel, "path": e.path,
+                              "modificationTime": e.stat().st_mtime_ns})
+        if not files:
+            return None
+        batch = max([committed, *self.batches]) + 1
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        tmp = os.path.join(self.directory, f".{batch}.json.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(files, f)
+        os.replace(tmp, os.path.join(self.directory, f"{batch}.json"))
+        self.batches[batch] = files
+        self.taken.update(f["path"] for f in files)
+        return batch, files
 
 
 def _local(path: str) -> str:

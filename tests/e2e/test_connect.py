@@ -5,7 +5,8 @@ pyspark wheel, `--wait`), and the engine run through it as a Connect user runs i
   aggregate programs, every epoch compared with the oracle, in a pytest of their own whose
   `spark` fixture is a session of this server (tests/conftest.py, DDLOG_TEST_REMOTE): a process
   makes Connect or classic Columns, not both;
-- `ddlog run`, `feed`, `query` and `sql` with `--remote sc://...` (and SPARK_REMOTE);
+- `ddlog run`, `feed`, `query`, `sql`, `shell`, `serve` and `stream` with `--remote sc://...`
+  (and SPARK_REMOTE);
 - a state written by a classic session and read through Connect, and the other way.
 """
 from __future__ import annotations
@@ -138,7 +139,23 @@ def test_cli_through_connect(server, tmp_path):
     check(cli("query", "--state", tmp_path / "from-files", "Reach", "Unreachable", timeout=900),
           {"Edge": {(1, 2), (2, 3), (3, 1), (3, 4), (5, 6), (6, 5)}, "Root": {(1,)}})
 
-    r = cli("stream", REACH, "--state", state, "--source", f"Edge=csv:{tmp_path / 'in'}",
+    # a stream: this command lists the directory itself (Connect has no foreachBatch here)
+    changes = tmp_path / "changes" / "edge"
+    changes.mkdir(parents=True)
+    (changes / "a.csv").write_text("src,dst,weight\n5,12,1\n5,11,-1\n")
+    r = cli("stream", REACH, "--state", state, "--source", f"Edge=csv:{changes}",
             "--trigger", "available-now", timeout=900)
-    assert r.code != 0 and "needs a classic Spark session" in r.err, r
+    assert r.code == 0 and "1 batch committed" in r.out, r
+    assert "Traceback" not in r.err, r
+    inputs = apply_updates(inputs, [("insert", "Edge", (5, 12)), ("delete", "Edge", (5, 11))])
+    (changes / "b.csv").write_text("src,dst,weight\n12,13,1\n")
+    r = cli("stream", REACH, "--state", state, "--source", f"Edge=csv:{changes}",
+            "--trigger", "available-now", timeout=900)
+    assert r.code == 0 and "1 batch committed" in r.out, r  # a.csv is not read again
+    inputs = apply_updates(inputs, [("insert", "Edge", (12, 13))])
+    check(cli("query", "--state", state, "Reach", "Unreachable", timeout=900), inputs)
+    # the state remembers who listed its files: Spark's file source would read a.csv again
+    r = classic("stream", REACH, "--state", state, "--source", f"Edge=csv:{changes}",
+                "--trigger", "available-now", timeout=900)
+    assert r.code != 0 and "stream it through Connect again" in r.err, r
     assert "Traceback" not in r.err, r

@@ -239,3 +239,34 @@ def test_served_requests_are_answered_or_refused(body, authentic):
     assert isinstance(answer, dict)
     if not authentic:
         assert answer == {"refused": "not authenticated"}
+
+
+def test_polled_batches_fix_their_files_once_and_replay_the_same(tmp_path):
+    """A stream that lists its directories itself (Spark Connect): batch N's files are fixed
+    before it is applied; a batch not committed is given again with the same files (a file
+    that arrived since waits for the next); a file is in one batch only; hidden files and
+    subdirectories are not change files."""
+    from ddlog.app.stream import Polled
+    from ddlog.runtime.io import Spec
+
+    watched = tmp_path / "edge"
+    watched.mkdir()
+    (watched / "a.csv").write_text("src,dst\n1,2\n")
+    (watched / ".a.csv.crc").write_text("")
+    (watched / "_tmp").write_text("")
+    (watched / "sub").mkdir()
+    log = str(tmp_path / "state" / "stream" / "polled")
+    sources = {"Edge": Spec("csv", str(watched))}
+    first = Polled(log, sources).next(-1)
+    assert first is not None
+    batch, files = first
+    assert batch == 0 and [f["path"] for f in files] == [str(watched / "a.csv")]
+    (watched / "b.csv").write_text("src,dst\n2,3\n")
+    # not committed: the same batch, the same files, from the log (a new process)
+    assert Polled(log, sources).next(-1) == (0, files)
+    # committed: the next batch holds b.csv only, then nothing is left
+    polled = Polled(log, sources)
+    batch, files = polled.next(0)
+    assert batch == 1 and [f["path"] for f in files] == [str(watched / "b.csv")]
+    assert polled.next(1) is None
+    assert Polled(log, sources).next(1) is None
