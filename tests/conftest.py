@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 # A Spark Connect server to run the Spark tiers through (sc://HOST:PORT, or local[N] for one
-# PySpark starts in the test process): tests/e2e/test_connect.py sets it for a
+# PySpark starts in the test process): tests/differential/test_connect.py sets it for a
 # pytest of its own, since a process makes Connect or classic Columns, not both.
 REMOTE = os.environ.get("DDLOG_TEST_REMOTE")
 

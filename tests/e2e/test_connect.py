@@ -1,27 +1,20 @@
 """Spark Connect: a real Connect server on loopback (`sbin/start-connect-server.sh` of the
-pyspark wheel, `--wait`), and the engine run through it as a Connect user runs it:
+pyspark wheel, `--wait`), and the commands run through it as a Connect user runs them
+(tests/differential/test_connect.py runs the differential tests through one):
 
-- the differential tests of the example programs and the targeted recursion, negation and
-  aggregate programs, every epoch compared with the oracle, in a pytest of their own whose
-  `spark` fixture is a session of this server (tests/conftest.py, DDLOG_TEST_REMOTE): a process
-  makes Connect or classic Columns, not both;
 - `ddlog run`, `feed`, `query`, `sql`, `shell`, `serve` and `stream` with `--remote sc://...`
   (and SPARK_REMOTE);
 - a state written by a classic session and read through Connect, and the other way.
 """
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bench.connect_server import ConnectServer
 from ddlog.plan import load
-from tests.e2e.cli_support import (PROGRAMS, ROOT, DDlogCLI, kill_group, oracle_records,
-                                   parse_dump)
+from tests.e2e.cli_support import PROGRAMS, DDlogCLI, kill_group, oracle_records, parse_dump
 from tests.e2e.test_serve import start_server
 from tests.oracle import apply_updates, load_dat
 
@@ -47,27 +40,6 @@ class ConnectCLI(DDlogCLI):
 
     def spark_args(self) -> list[str]:
         return ["--remote", self.server.url]
-
-
-# The Spark tiers' tests that run through Connect: every example program and the targeted
-# programs of recursion, mutual recursion, negation and aggregates, against the oracle.
-THROUGH_CONNECT = [
-    "tests/differential/test_engine_programs.py::test_program_against_oracle",
-    *[f"tests/differential/test_engine_targeted.py::test_targeted_against_oracle[{name}]"
-      for name in ("recursion", "mutual", "negation", "aggregates")],
-]
-
-
-def test_differential_tests_through_connect(server):
-    env = dict(os.environ, DDLOG_TEST_REMOTE=server.url)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "-p", "no:xdist", *THROUGH_CONNECT], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=3600)
-    summary = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
-    assert p.returncode == 0, p.stdout[-6000:] + p.stderr[-3000:]
-    assert " passed" in summary and "skipped" not in summary and "deselected" not in summary, \
-        summary
 
 
 def test_cli_through_connect(server, tmp_path):
