@@ -46,7 +46,8 @@ class Manifest:
     outputs: dict[str, str] = field(default_factory=dict)
     committed_at: float = 0.0
     format: int = FORMAT
-    # `ddlog stream`: its sources (relation -> FORMAT:DIR) and the last micro-batch committed,
+    # `ddlog stream`: its sources (relation -> FORMAT:DIR), the last micro-batch committed and,
+    # when the command listed the files itself (on Spark Connect), "by": "client",
     # written with the epoch so that a replayed batch is recognised (exactly once)
     stream: dict = field(default_factory=dict)
     # the user modules the program imports: file (relative to the program's directory) ->
@@ -108,6 +109,8 @@ class Manifest:
             stream = {"sources": {k: _Reader.check_str(v, f"stream.sources.{k}")
                                   for k, v in st.dict("sources").items()},
                       "batch": st.int("batch")}
+            if "by" in st.d:  # who listed the files: ddlog/app/stream.py (absent: Spark)
+                stream["by"] = st.str("by")
         modules = {k: _Reader.check_str(v, f"modules.{k}") for k, v in m.dict("modules").items()}
         return cls(m.str("program_sha256"), m.str("program_file"), m.int("epoch"), traces,
                    inputs, outputs, float(committed), FORMAT, stream, modules,
