@@ -60,6 +60,21 @@ def pytest_collection_modifyitems(config, items):
 REMOTE = os.environ.get("DDLOG_TEST_REMOTE")
 
 
+@pytest.fixture(scope="module")
+def connect_server(tmp_path_factory):
+    """A Spark Connect server on loopback for a test file (bench/connect_server.py)."""
+    from bench.connect_server import ConnectServer
+
+    s = ConnectServer(tmp_path_factory.mktemp("connect"),
+                      conf={"spark.sql.shuffle.partitions": "2",
+                            "spark.default.parallelism": "2"})
+    try:
+        s.start()
+        yield s
+    finally:
+        s.stop()
+
+
 @pytest.fixture(scope="session")
 def spark():
     from ddlog.runtime.spark import get_session

@@ -11,23 +11,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
-from bench.connect_server import ConnectServer
 from tests.e2e.cli_support import ROOT
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = ConnectServer(tmp_path_factory.mktemp("connect"),
-                      conf={"spark.sql.shuffle.partitions": "2",
-                            "spark.default.parallelism": "2"})
-    try:
-        s.start()
-        yield s
-    finally:
-        s.stop()
-
 
 # The Spark tiers' tests that run through Connect: every example program and the targeted
 # programs of recursion, mutual recursion, negation and aggregates, against the oracle.
@@ -38,8 +22,8 @@ THROUGH_CONNECT = [
 ]
 
 
-def test_differential_tests_through_connect(server):
-    env = dict(os.environ, DDLOG_TEST_REMOTE=server.url)
+def test_differential_tests_through_connect(connect_server):
+    env = dict(os.environ, DDLOG_TEST_REMOTE=connect_server.url)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                         "-p", "no:xdist", *THROUGH_CONNECT], cwd=ROOT, env=env,

@@ -9,32 +9,21 @@ pyspark wheel, `--wait`), and the commands run through it as a Connect user runs
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pytest
-
-from bench.connect_server import ConnectServer
 from ddlog.plan import load
 from tests.e2e.cli_support import PROGRAMS, DDlogCLI, kill_group, oracle_records, parse_dump
 from tests.e2e.test_serve import start_server
 from tests.oracle import apply_updates, load_dat
 
+if TYPE_CHECKING:
+    from bench.connect_server import ConnectServer
+
 REACH = PROGRAMS / "reach.dl"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    s = ConnectServer(tmp_path_factory.mktemp("connect"),
-                      conf={"spark.sql.shuffle.partitions": "2",
-                            "spark.default.parallelism": "2"})
-    try:
-        s.start()
-        yield s
-    finally:
-        s.stop()
-
-
 class ConnectCLI(DDlogCLI):
-    def __init__(self, spark_dir: Path, cwd: Path, server: ConnectServer):
+    def __init__(self, spark_dir: Path, cwd: Path, server: "ConnectServer"):
         super().__init__(spark_dir, cwd)
         self.server = server
 
@@ -42,9 +31,9 @@ class ConnectCLI(DDlogCLI):
         return ["--remote", self.server.url]
 
 
-def test_cli_through_connect(server, tmp_path):
+def test_cli_through_connect(connect_server, tmp_path):
     """run, feed, query and sql with --remote; a state carried between the backends."""
-    cli = ConnectCLI(tmp_path / "spark", tmp_path, server)
+    cli = ConnectCLI(tmp_path / "spark", tmp_path, connect_server)
     classic = DDlogCLI(tmp_path / "spark", tmp_path)
     state = tmp_path / "state"
     program = load(str(REACH)).program
@@ -74,7 +63,7 @@ def test_cli_through_connect(server, tmp_path):
     by_env = DDlogCLI(tmp_path / "spark", tmp_path)
     by_env.spark_args = lambda: []  # SPARK_REMOTE alone, as PySpark's own tools take it
     check(by_env("query", "--state", state, "Reach", "Unreachable", timeout=900,
-                 env={"SPARK_REMOTE": server.url}), inputs)
+                 env={"SPARK_REMOTE": connect_server.url}), inputs)
 
     r = cli("sql", "--state", state, "SELECT count(*) AS n FROM Reach", timeout=900)
     want = oracle_records(REACH, inputs, ("Reach",))["Reach"]
