@@ -46,6 +46,7 @@ class Closures:
 
     def __init__(self) -> None:
         self.defs: list[ClosureDef] = []
+        self.called = False  # whether any expression calls a closure held by a variable
 
     def make(self, ck: "ExprChecker", lam: ast.Lambda, sc: Scope, hint: Type | None) -> ast.Expr:
         """`lam` as a value of type `hint` (or of its written parameter and result types)."""
@@ -93,9 +94,16 @@ class Closures:
         args += [ast.Var(n, lam.span, t) for n, t in captures]
         return ast.Call("closure#make", args, lam.span, ty=ty)
 
+    def call(self, fn: ast.Var, args: list[ast.Expr], span: Span, ty: Type) -> ast.Call:
+        """A call of the closure that `fn` holds: which one is chosen by `expand`, once every
+        closure of the program is known."""
+        self.called = True
+        return ast.Call(APPLY, [fn, *args], span, ty=ty)
+
     def expand(self, ck: "ExprChecker", e: ast.Node) -> ast.Node:
         """`e` with every `closure#apply` replaced by the choice among the closures."""
-        if not any(isinstance(n, ast.Call) and n.func == APPLY for n in e.walk()):
+        if not self.called or not any(isinstance(n, ast.Call) and n.func == APPLY
+                                      for n in e.walk()):
             return e
         return e.transform(lambda n: self._apply(ck, n, ()))
 

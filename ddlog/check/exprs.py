@@ -19,7 +19,7 @@ from ddlog.syntax.blocks import PendingBlock, Return, assignment_span
 from ddlog.builtins import lookup
 from ddlog.check.calls import type_call
 from ddlog.errors import Span, TypeCheckError
-from ddlog.check.closures import APPLY, Closures
+from ddlog.check.closures import Closures
 from ddlog.check.inline import Inliner
 from ddlog.check.patterns import (check_exhaustive, check_pattern, lookup_ctor, normalize_fields,
                             option_ctor)
@@ -300,7 +300,7 @@ class ExprChecker:
         args = [self.check(a, sc, pt, f"argument {i + 1} of the closure '{e.func}'")
                 for i, (a, pt) in enumerate(zip(e.args, t.params))]
         fn = ast.Var(e.func, e.span, t)
-        return ast.Call(APPLY, [fn, *args], e.span, ty=t.result)
+        return self.closures.call(fn, args, e.span, t.result)
 
     def _user_call(self, e: ast.Call, f, sc: Scope) -> ast.Expr:
         sig = ", ".join(f"{n}: {t}" for n, t in f.params)

@@ -184,24 +184,23 @@ def _bound_first(v: str) -> str:
 
 
 def check_rule(ck: ExprChecker, rule: ast.Rule) -> ast.Rule:
-    """Check a rule; a variable bound to untyped literals and used as another type (Retype)
-    gets that type and the rule is checked again, from an untouched copy."""
+    """Check a rule (annotating it in place). A variable that a `var` or `FlatMap` item binds
+    to untyped literals and that is used as another type (Retype) gets that type, and the rule
+    is checked again from an untouched copy: pickled bytes, read back only then (that copies a
+    tree of dataclasses several times faster than copy.deepcopy), and taken only of rules with
+    such an item."""
     hints: dict[str, Type] = {}
+    untouched = pickle.dumps(rule, pickle.HIGHEST_PROTOCOL) if any(
+        isinstance(item, (ast.BodyAssign, ast.BodyFlatMap)) for item in rule.body) else None
+    attempt = rule
     while True:
-        attempt = _copy(rule)
         try:
             return RuleChecker(ck, attempt, hints).check()
         except Retype as r:
-            if r.var in hints:  # cannot happen: a hinted variable is not flexible
-                raise AssertionError(f"retyped twice: {r.var}") from None
+            if r.var in hints or untouched is None:  # cannot happen: see RuleChecker.flex
+                raise AssertionError(f"retyped unexpectedly: {r.var}") from None
             hints[r.var] = r.ty
-
-
-def _copy(rule: ast.Rule) -> ast.Rule:
-    """A copy of a rule the checker may annotate: pickled and read back, which copies a tree of
-    dataclasses several times faster than copy.deepcopy (a program of 100,000 rules spent
-    most of its checking copying them)."""
-    return pickle.loads(pickle.dumps(rule, pickle.HIGHEST_PROTOCOL))
+            attempt = pickle.loads(untouched)
 
 
 class RuleChecker:
@@ -211,7 +210,8 @@ class RuleChecker:
         self.env: dict[str, Type] = {}
         self.dropped: set[str] = set()  # variables that a group_by took out of scope
         self.hints = hints or {}  # variable -> type its literal takes (see check_rule)
-        self.flex: set[str] = set()  # variables of defaulted type (Scope.flex)
+        # variables of defaulted type (Scope.flex): bound by `var` and `FlatMap` items alone
+        self.flex: set[str] = set()
 
     # -- helpers --------------------------------------------------------------------------------
 

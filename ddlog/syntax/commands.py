@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Union
 
-from lark import v_args
 
 from ddlog.syntax import ast
 from ddlog.errors import DDlogError, Span
@@ -106,7 +105,6 @@ Command = Union[Start, Commit, Rollback, Update, Modify, DeleteKey, Clear, Dump,
 # Tree -> commands
 
 
-@v_args(meta=True)
 class _CommandBuilder(Builder):
     def c_start(self, meta, ch):
         return Start(self.sp(meta))

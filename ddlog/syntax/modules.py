@@ -40,7 +40,12 @@ def resolve_imports(prog: ast.Program, parse: Parse, read: Read) -> ast.Program:
     order: list[str] = []
     sources: dict[str, str] = {}
     prog = extern_bodies(prog, parse, read, sources)
-    main = _qualify(prog, "", _imports(prog, parse, read, loaded, order, sources, []))
+    aliases = _imports(prog, parse, read, loaded, order, sources, [])
+    if aliases or any("::" in text for text in [prog.source, *sources.values()]):
+        main = _qualify(prog, "", aliases)
+    else:  # no name to expand or qualify: spare a large program the walk over every rule
+        main = dataclasses.replace(prog, decls=[d for d in prog.decls
+                                                if not isinstance(d, ast.Import)])
     decls = [d for m in order for d in loaded[m].decls] + main.decls
     return ast.Program(decls, prog.file, prog.source, sources)
 

@@ -7,7 +7,8 @@ Three steps:
    interpolations `${...}`. It is also where unterminated comments and strings are reported,
    at their start.
 2. Lark (grammar/ddlog.lark) builds a tree; its errors become `ParseError`s with readable terminal
-   names.
+   names. `check_nesting` nests its operator chains by precedence (ddlog/syntax/precedence.py)
+   and bounds its depth.
 3. `Builder` turns the tree into ddlog/syntax/ast.py nodes with spans. String tokens are
    decoded from the original text; each `${e}` is parsed on its own (same machinery, shifted
    positions).
@@ -21,16 +22,17 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
+from functools import partial
 from types import SimpleNamespace
 from typing import Callable
 
-from lark import Lark, Token, Transformer, Tree, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedToken, VisitError
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 
-from ddlog.errors import DDlogError, ParseError, Span
+from ddlog.errors import ParseError, Span
 from ddlog.limits import MAX_CHAIN, MAX_DIGITS, MAX_INT_BITS, MAX_NESTING, recursion_room
-from ddlog.syntax import ast, blocks, flwor
+from ddlog.syntax import ast, blocks, flwor, precedence
 from ddlog.syntax.bindings import matching_items
 from ddlog.syntax.scanner import Located, gap_end, mask, scan_interpolation
 from ddlog.tree import Node
@@ -148,12 +150,11 @@ def _strip_none(items: list) -> list:
     return [x for x in items if x is not None]
 
 
-@v_args(meta=True)
-class Builder(Transformer):
-    """Lark tree -> AST. Every method gets the node's `meta` (positions) and its children."""
+class Builder:
+    """Lark tree -> AST (`transform` drives it). Every method is named after a rule of the
+    grammar (or its alias) and gets the node's `meta` (positions) and its children, built."""
 
     def __init__(self, loc: Located, raw: str):
-        super().__init__(visit_tokens=False)
         self.loc = loc
         self.raw = raw  # the unmasked text the tree was parsed from
         self.fresh = 0  # counter for `__g<N>` variables
@@ -809,14 +810,43 @@ def _is_group_by(e: ast.Expr) -> bool:
 # Entry points
 
 
-def transform(tree, builder: Builder):
-    """Run the builder, unwrapping the errors Lark wraps in VisitError."""
-    try:
-        return builder.transform(tree)
-    except VisitError as e:
-        if isinstance(e.orig_exc, DDlogError):
-            raise e.orig_exc from None
-        raise
+def transform(tree: Tree, builder: Builder):
+    """Build bottom-up what `tree` stands for: each node becomes what the builder's method of
+    its name makes of the node's `meta` and its children's results (a node without one stays
+    a Tree of those results). Iterative, so a deep tree costs no stack, and calling the
+    methods directly spares a generic visitor's per-node wrapping."""
+    methods: dict[str, Callable] = {}
+    built: list = []  # results, in the order their nodes end
+    todo: list = [tree]
+    while todo:
+        x = todo.pop()
+        if type(x) is _Ends:  # all of its children are built, last on `built`
+            node = x.tree
+            n = len(node.children)
+            children = built[len(built) - n:] if n else []
+            del built[len(built) - n:]
+            method = methods.get(node.data)
+            if method is None:
+                method = methods[node.data] = getattr(builder, node.data, None) or partial(
+                    _kept, node.data)
+            built.append(method(node.meta, children))
+        elif isinstance(x, Tree):
+            todo.append(_Ends(x))
+            todo.extend(reversed(x.children))
+        else:  # a token, or None for an optional part left out
+            built.append(x)
+    return built[0]
+
+
+class _Ends:
+    __slots__ = ("tree",)
+
+    def __init__(self, tree: Tree):
+        self.tree = tree
+
+
+def _kept(data: str, meta, children: list) -> Tree:
+    return Tree(data, children, meta)
 
 
 # Operators whose chains (`a or b or c ...`) are one level however long: they associate, so a
@@ -825,8 +855,9 @@ _FLAT = {"OR": "or", "AND": "and", "CONCAT": "++", "BAR": "|", "AMP": "&", "CARE
 
 
 def check_nesting(tree: Tree, loc: Located) -> tuple[dict[int, int], bool]:
-    """Refuse a tree nested deeper than MAX_NESTING (counting the levels around `loc`'s piece
-    of text), before the recursive passes see it. A chain of one associative operator (_FLAT)
+    """Nest the operator chains of `tree` by precedence (they are parsed flat), and refuse a
+    tree nested deeper than MAX_NESTING (counting the levels around `loc`'s piece of text),
+    before the recursive passes see it. A chain of one associative operator (_FLAT)
     counts as one level, up to MAX_CHAIN operands. Returns the depth of every string token
     that holds an interpolation, by its offset (the interpolation is parsed on its own, one
     level deeper), and whether a chain is long enough to be rebalanced."""
@@ -835,6 +866,8 @@ def check_nesting(tree: Tree, loc: Located) -> tuple[dict[int, int], bool]:
     stack: list[tuple[Tree, int, int]] = [(tree, loc.depth, 0)]
     while stack:
         node, depth, run = stack.pop()
+        if node.data == "chain":
+            precedence.nest(node, loc)
         if depth > MAX_NESTING:
             raise loc.error(f"expression nested too deeply (more than {MAX_NESTING} levels of "
                             f"operators, parentheses, calls or blocks)", _tree_span(node, loc))

@@ -152,6 +152,7 @@ class Located:
 def mask(text: str, loc: Located, hash_comments: bool = False) -> str:
     """`text` with comments and interpolation bodies replaced by spaces (newlines kept)."""
     out: list[str] = []
+    special = _SPECIAL[hash_comments]
     last = 0  # text[last:i] is copied unchanged
     i = 0
     n = len(text)
@@ -183,10 +184,14 @@ def mask(text: str, loc: Located, hash_comments: bool = False) -> str:
             out.append(text[last:i])
             out.append(_blank(text[i:j]))
             i = last = j
-        else:
-            i += 1
+        else:  # skip to the next character that may start a string or a comment
+            found = special.search(text, i + 1)
+            i = found.start() if found else n
     out.append(text[last:])
     return "".join(out)
+
+
+_SPECIAL = {False: re.compile(r'["/]'), True: re.compile(r'["#]')}
 
 
 def _comment_end(text: str, i: int) -> int:

@@ -379,6 +379,14 @@ def test_identifier_kinds():
     ("not a == b", "(not (== a b))"),
     ("not not a", "(not (not a))"),
     ("a or b or c", "(or (or a b) c)"),
+    # chains are parsed flat and nested by precedence: mixed levels and `not` inside them
+    ("a and not b == c or d", "(or (and a (not (== b c))) d)"),
+    ("not a + 1 < b * 2 and not not c", "(and (not (< (+ a 1) (* b 2))) (not (not c)))"),
+    ("a or b and c | d ^ e & f << g + h * i",
+     "(or a (and b (| c (^ d (& e (<< f (+ g (* h i))))))))"),
+    ("a * b + c << d & e ^ f | g == h and i or j",
+     "(or (and (== (| (^ (& (<< (+ (* a b) c) d) e) f) g) h) i) j)"),
+    ("a - b + c * d / e % f - g", "(- (+ (- a b) (% (/ (* c d) e) f)) g)"),
     ("-a * b", "(* (neg a) b)"),
     ("- - a", "(neg (neg a))"),
     ("~a & b", "(& (~ a) b)"),
@@ -427,6 +435,24 @@ def test_comparisons_do_not_associate():
     assert at(ex) == (1, 7)
     ex = err("a == b == c", expr=True)
     assert at(ex) == (1, 8)
+    ex = err("x or not a + 1 < b != c", expr=True)
+    assert ex.message.startswith("unexpected '!=': comparisons do not associate")
+    assert at(ex) == (1, 20)
+
+
+def test_not_after_an_operator_other_than_and_or_needs_parentheses():
+    ex = err("a == not b", expr=True)  # (`not` is read as a name there, as before)
+    assert ex.message.startswith("unexpected 'b'") and at(ex) == (1, 10)
+    assert e("a == (not b)") == "(== a (not b))"
+
+
+def test_operators_nested_by_precedence_span_their_operands():
+    x = parse_expr("a +\n b * c - d")
+    assert x.span == Span("<input>", 1, 1, 2, 11)
+    assert x.left.span == Span("<input>", 1, 1, 2, 7)
+    assert x.left.right.span == Span("<input>", 2, 2, 2, 7)
+    n = parse_expr("not a == b and c")
+    assert n.left.span == Span("<input>", 1, 1, 1, 11)
 
 
 @pytest.mark.parametrize("text, expected", [
