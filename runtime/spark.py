@@ -13,7 +13,6 @@ import weakref
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
-from py4j.java_gateway import JavaClass, JavaMember, JavaPackage, JVMView
 from pyspark.sql import SparkSession
 
 from ddlog.errors import DDlogError
@@ -381,87 +380,6 @@ def _start_gateway(builder, level: str):
     threading.Thread(target=_forward, args=(read_end, target), daemon=True,
                      name="jvm-stderr").start()
     return gateway
-
-
-_VIEWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_VIEWS_LOCK = threading.Lock()
-
-
-def jvm(spark: SparkSession | None = None) -> "_RememberingView":
-    """The engine's view of the JVM (of `spark`'s, or else of the running SparkContext's
-    gateway): one that remembers the classes and static methods it has found.
-
-    PySpark names a JVM function afresh on every call: `F.col("x")` is a py4j round trip to
-    find the class `functions`, one to find its method `col`, and only then the call; its
-    helpers (`PythonUtils.toSeq` behind every list of columns) do the same. Building an
-    epoch's plans makes thousands of such calls. A class and its methods do not change while
-    the JVM runs, so the answers are kept, as py4j already keeps the methods of each object it
-    holds. The view is the engine's own (PySpark's `SparkContext._jvm` is left as it is): the
-    engine's plan building reaches the JVM through it (runtime/backend/classic.py)."""
-    from pyspark import SparkContext
-
-    client = (spark.sparkContext._gateway if spark is not None
-              else SparkContext._gateway)._gateway_client
-    with _VIEWS_LOCK:
-        view = _VIEWS.get(client)
-        if view is None:
-            plain = SparkContext._jvm
-            view = _VIEWS[client] = _RememberingView(client, plain._jvm_name, id=plain._id)
-        return view
-
-
-class _Remembering:
-    """Keeps what py4j's `__getattr__` finds: packages, classes and methods. Static fields are
-    values, and are asked for each time."""
-
-    _found: dict
-
-    def __init__(self, *args, **kwargs):
-        self._found = {}
-        super().__init__(*args, **kwargs)
-
-    def __getattr__(self, name: str):
-        if name == "_found":
-            raise AttributeError(name)
-        if name.startswith("__"):  # py4j's own handling of magic names
-            return super().__getattr__(name)
-        found = self._found.get(name)
-        if found is None:
-            found = _remembering(super().__getattr__(name))
-            if isinstance(found, (JavaClass, JavaPackage, JavaMember)):
-                self._found[name] = found
-        return found
-
-
-class _RememberingView(_Remembering, JVMView):
-    """Remembers a column reference by name too (backend.col): an unresolved name is the
-    same in every plan, and the engine names the same few columns thousands of times an
-    epoch (each a py4j round trip, and one more when py4j frees it). Likewise the
-    expressions over named columns that operators build in every iteration
-    (backend.remembered)."""
-
-    columns: dict
-
-    def __init__(self, *args, **kwargs):
-        self.columns = {}
-        super().__init__(*args, **kwargs)
-
-
-class _RememberingPackage(_Remembering, JavaPackage):
-    pass
-
-
-class _RememberingClass(_Remembering, JavaClass):
-    pass
-
-
-def _remembering(found):
-    """A package or class py4j found, as one that remembers its own look-ups."""
-    if isinstance(found, JavaClass) and not isinstance(found, _RememberingClass):
-        return _RememberingClass(found._fqn, found._gateway_client)
-    if isinstance(found, JavaPackage) and not isinstance(found, _RememberingPackage):
-        return _RememberingPackage(found._fqn, found._gateway_client, found._jvm_id)
-    return found
 
 
 def _forward(read_end: int, target: int) -> None:

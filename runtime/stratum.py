@@ -1,4 +1,4 @@
-"""Runs one stratum's circuit for one epoch on Spark (DESIGN 4.3, 5).
+"""Runs one stratum's circuit for one epoch on Spark.
 
 Non-recursive strata run iteration 0 only. Recursive strata iterate i = 0, 1, ...: at each i
 every stateful operator computes its double delta, which is materialised and counted and
@@ -14,7 +14,7 @@ up by the keys of a delta the driver would have to hold first), and a small non-
 stratum is one action in every epoch (`_inline`). Other incremental epochs keep one action
 per wave.
 
-Termination (the sharper rule of DESIGN 4.3): while some relation's Distinct emits a non-empty
+Termination: while some relation's Distinct emits a non-empty
 delta, go on to i+1. When none does, the stratum is quiescent: nothing more can happen except
 where this epoch's changes meet `past` entries at later iterations. Each operator says at which
 iteration that happens next (`horizon`); the loop jumps straight there (the iterations in

@@ -42,7 +42,7 @@ class Batch:
     lazy: bool = False  # a plan, not yet materialised (end_epoch folds it with the others)
     estimated: bool = False  # ... whose `rows` is an operator's estimate, not a count
     arranged: bool = False  # partitioned and sorted by the trace's arrangement key, cached
-    path: str | None = None  # where durable state stored it (runtime/state.py), if it did
+    path: str | None = None  # where durable state stored it (runtime/state/), if it did
     files: dict[str, int] | None = None  # ... and the files it wrote there, with their sizes
     # its rows in Python, when small (physical.Frame.values), with their weights (and their
     # iterations, but for a batch of one iteration): read for keys, and summed by the

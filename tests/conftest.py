@@ -1,4 +1,4 @@
-"""Shared fixtures, and the tiers (DESIGN 8):
+"""Shared fixtures, and the tiers:
 
     tests/unit/          no JVM; seconds (`make test-fast`)
     tests/differential/  the engine against tests/oracle, one SparkSession per test process

@@ -214,7 +214,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# Shared by the commands that run the engine (ddlog/database.py, ddlog/shell.py do the work)
+# Shared by the commands that run the engine (ddlog/app/database.py, ddlog/app/shell.py do the work)
 
 SPARK_ARGS = (
     arg("--master", metavar="URL", help="Spark master (default: $SPARK_MASTER or local[*])"),
@@ -579,11 +579,11 @@ def cmd_refresh(args: argparse.Namespace) -> int:
          *SPARK_ARGS)
 def cmd_serve(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database
-    from ddlog.app.serve import serve_state
+    from ddlog.app.serve import CommandLine, serve_state
 
     db = Database.open(args.state, spark_options(args))
     try:
-        serve_state(db)
+        serve_state(db, CommandLine(SERVED_COMMANDS, build_parser, run_command, failure))
         return 0
     finally:
         db.keep_open = False

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from ddlog.app.serve import AUTH, NONCE, PROOF, SERVE_FILE, proof
+from ddlog.app.protocol import AUTH, NONCE, PROOF, SERVE_FILE, proof
 from ddlog.errors import DDlogError
 from ddlog.limits import MAX_LINE
 from ddlog.syntax.source import read_stream, read_text

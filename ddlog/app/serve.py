@@ -28,6 +28,7 @@ the state; after SIGKILL the last committed epoch is on disk as always.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import hmac
 import io
@@ -42,8 +43,9 @@ import traceback
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from ddlog.app.protocol import AUTH, NONCE, PROOF, SERVE_FILE, proof
 from ddlog.errors import DDlogError
 
 if TYPE_CHECKING:
@@ -51,23 +53,20 @@ if TYPE_CHECKING:
     from ddlog.app.shell import Shell, SourceWindow
     from ddlog.syntax.commands import StatementSplitter
 
-SERVE_FILE = ".serve.json"
 MAX_REQUEST = 256 << 20  # bytes of a request's body: a command's input files travel in it
 SESSION_IDLE = 3600.0  # seconds a served shell session may wait for its next input
-# the headers of a request's and an answer's authentication (proof())
-NONCE, AUTH, PROOF = "X-DDlog-Nonce", "X-DDlog-Auth", "X-DDlog-Proof"
 
 
-def proof(token: str, *parts: bytes | str) -> str:
-    """An HMAC-SHA256 of `parts` under the token: what a client or the server sends to show
-    it holds the token without sending it."""
-    import hashlib
+@dataclass(frozen=True)
+class CommandLine:
+    """What the server runs of the CLI, handed to it by the CLI (so this module does not
+    import it back): the commands it serves, the argument parser, the dispatcher that runs
+    a parsed command, and the exit status and message of an error that ends one."""
 
-    mac = hmac.new(token.encode(), digestmod=hashlib.sha256)
-    for part in parts:
-        data = part.encode() if isinstance(part, str) else part
-        mac.update(len(data).to_bytes(8, "big") + data)
-    return mac.hexdigest()
+    served: tuple[str, ...]
+    parser: Callable[[], argparse.ArgumentParser]
+    run: Callable[[argparse.Namespace], int]
+    failure: Callable[[Exception], tuple[int, str]]
 
 
 @dataclass
@@ -83,8 +82,9 @@ class _Session:
 
 
 class Server:
-    def __init__(self, db: "Database"):
+    def __init__(self, db: "Database", cli: CommandLine | None = None):
         self.db = db
+        self.cli = cli
         self.token = secrets.token_hex(32)
         self.lock = threading.Lock()  # one request at a time: feeds are epochs in a row
         self.sessions: dict[str, _Session] = {}
@@ -148,23 +148,22 @@ class Server:
         return {"refused": f"unknown request {op!r}"}
 
     def _command(self, request: dict) -> dict:
-        from ddlog.app.cli import SERVED_COMMANDS, build_parser, run_command
-
+        cli = self.cli
         out, err = io.StringIO(), io.StringIO()
         with _redirected(out, err, request.get("stdin")):
             try:
-                args = build_parser().parse_args(request["argv"])
+                args = cli.parser().parse_args(request["argv"])
             except SystemExit as exit_:  # argparse printed its usage error
                 return {"status": exit_.code or 0, "stdout": out.getvalue(),
                         "stderr": err.getvalue()}
-            if args.command not in SERVED_COMMANDS:
+            if args.command not in cli.served:
                 return {"refused": f"`ddlog {args.command}` is not served"}
             if os.path.realpath(args.state) != os.path.realpath(self.db.state.path):
                 return {"refused": f"this server serves {self.db.state.path}, not "
                                    f"{args.state}"}
             args.served, args.texts = self.db, request.get("texts") or {}
             try:
-                status = run_command(args)
+                status = cli.run(args)
             except Exception:  # a bug: the client shows its traceback, the server goes on
                 err.write(traceback.format_exc())
                 status = 70
@@ -243,10 +242,8 @@ class Server:
             else:
                 status = session.shell.finish(session.splitter)
         except Exception as err:  # a failure that is not the input's: the session is over
-            from ddlog.app.cli import failure
-
             try:
-                status, message = failure(err)
+                status, message = self.cli.failure(err)
             except Exception:  # a bug: the client shows its traceback, the server goes on
                 status, message = 70, traceback.format_exc()
             session.err.write(message + "\n")
@@ -334,7 +331,7 @@ def _write_private(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
-def serve_state(db: "Database") -> None:
+def serve_state(db: "Database", cli: CommandLine) -> None:
     if db.state is None:  # pragma: no cover - the CLI always gives one
         raise DDlogError("ddlog serve needs --state DIR")
-    Server(db).serve(lambda line: print(f"ddlog serve: {line}", file=sys.stderr, flush=True))
+    Server(db, cli).serve(lambda line: print(f"ddlog serve: {line}", file=sys.stderr, flush=True))

@@ -1,6 +1,6 @@
 """The type checker: `check_program(ast.Program) -> CheckedProgram`.
 
-Order of work: declarations (ddlog/resolve.py), then functions callees first (rejecting
+Order of work: declarations (ddlog/check/resolve.py), then functions callees first (rejecting
 recursion; each body is checked once and its own calls inlined), then rules. A rule body is
 checked left to right with an environment `variable -> type` : positive atoms
 bind fresh variables, `not` needs bound ones, `var v = e` / `FlatMap` add one variable and

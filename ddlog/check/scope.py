@@ -1,7 +1,7 @@
 """Small helpers shared by the type checker's modules: errors, scopes, literals.
 
-Kept apart so that ddlog/resolve.py, ddlog/patterns.py, ddlog/exprcheck.py and
-ddlog/typecheck.py can all use them without importing each other in a cycle.
+Kept apart so that the checker's modules (resolve.py, patterns.py, exprs.py, rules.py) can all
+use them without importing each other in a cycle.
 """
 from __future__ import annotations
 

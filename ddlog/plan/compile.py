@@ -1,4 +1,4 @@
-"""Compiles strata of normalised rules into circuits (ddlog/circuit.py), one rule body term at a
+"""Compiles strata of normalised rules into circuits (ddlog/plan/circuit.py), one rule body term at a
 time, left to right, as the DDlog chapter of the DBSP paper compiles Datalog to circuits:
 
 - a relation atom joins the valuation with the relation on the variables they share (a
@@ -6,7 +6,7 @@ time, left to right, as the DDlog chapter of the DBSP paper compiles Datalog to 
   variables in the atom become filters or join keys;
 - `not R(..)` is an antijoin with distinct(π_keys(R));
 - a predicate is a filter, `var v = e` a map, `var v = FlatMap(e)` a flatmap;
-- `var g = e.group_by(k)` a GroupBy (last term: see ddlog/normalize.py);
+- `var g = e.group_by(k)` a GroupBy (last term: see ddlog/plan/normalize.py);
 - the head is a projection; the rules of one relation are summed and passed through distinct.
 """
 from __future__ import annotations

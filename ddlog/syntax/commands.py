@@ -4,7 +4,7 @@
     rollback;  clear R;  dump;  dump R;  echo some text;  exit;      # a comment
 
 An update ends with `,` (more follow in the same batch) or `;` (end of the batch); `Update`
-records which. Values are constant expressions of the program grammar (ddlog/literals.py turns
+records which. Values are constant expressions of the program grammar (ddlog/values/literals.py turns
 them into values once the relation's column types are known).
 
 `StatementSplitter` cuts an incoming stream into statements as soon as each terminator arrives,

@@ -1,4 +1,5 @@
-"""Constant expressions -> Python values of a known type (the representation of ddlog/values.py).
+"""Constant expressions -> Python values of a known type (as ddlog/values/__init__.py
+represents them).
 
 Used for the records of the command language and data files: `insert R(1, "a", Some{5})`.
 The parser already folded `-5` into a negative literal; width literals (`8'hff`) must match the

@@ -7,7 +7,7 @@ A source is read as a set of rows typed by the relation's columns: columns are m
 declared names (ignoring case; extra columns are ignored); CSV (with a header row) is read
 as text and converted, JSON lines and Parquet/tables must have castable types. One Spark job
 checks what the types cannot: no nulls outside `Option` columns, values that fit `bit<N>` /
-`signed<N>`, text that converts. A `.dat` file of DDlog commands is read by ddlog/database.py
+`signed<N>`, text that converts. A `.dat` file of DDlog commands is read by ddlog/app/database.py
 (it needs the literal reader), so `read_source` does not take one.
 
 A sink is rewritten as a whole after each commit, with the relation's declared column names.

@@ -1,4 +1,4 @@
-"""GroupBy: `var g = e.group_by(k)` (only in non-recursive strata; see ddlog/normalize.py).
+"""GroupBy: `var g = e.group_by(k)` (only in non-recursive strata; see ddlog/plan/normalize.py).
 
 A group holds one element per distinct valuation of its input with that key: the value of e
 (over a multiset or a stream, once per unit of the valuation's multiplicity).

@@ -35,7 +35,7 @@ catch a changed byte when Spark reads it, runtime/errors.py turns that into a me
 batch is checked against the checksum in its name when it is read, as the state is opened).
 
 The traces are the engine's (`Engine.all_traces()`, named deterministically from the program
-text) plus the output relations' value spines (ddlog/database.py); a state is re-opened by
+text) plus the output relations' value spines (ddlog/app/database.py); a state is re-opened by
 compiling the stored program and re-attaching each trace's batches.
 """
 from ddlog.runtime.state.layout import (CHECKPOINTS, DATA, JOURNAL, MANIFEST, MARK, PROGRAM, STREAM,

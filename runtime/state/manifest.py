@@ -41,7 +41,7 @@ class Manifest:
     program_file: str  # where the program was read from when the state was created
     epoch: int
     traces: dict[str, TraceEntry] = field(default_factory=dict)
-    # relation -> SOURCE / SINK spec (runtime/io.py); "*" binds a .dat file to every input
+    # relation -> SOURCE / SINK spec (runtime/io/specs.py); "*" binds a .dat file to every input
     inputs: dict[str, str] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
     committed_at: float = 0.0

@@ -1,4 +1,4 @@
-"""Differential testing of the Spark engine against the oracle (DESIGN 8).
+"""Differential testing of the Spark engine against the oracle.
 
 A `Differential` drives one `ddlog.api.Program` through many epochs. Every epoch's updates go to
 the engine (through the public API) and, through `apply_updates`, to the oracle's inputs; after
@@ -50,7 +50,7 @@ RowGen = Callable[[random.Random, Rows], tuple]
 
 
 def from_rows(rows: Iterable, types: tuple[Type, ...]) -> list[tuple]:
-    """Spark Rows (declared columns first, in order) → Python values (ddlog/values.py)."""
+    """Spark Rows (declared columns first, in order) → Python values (ddlog/values/)."""
     from ddlog.runtime.schema import from_spark
 
     return [tuple(from_spark(r[k], t) for k, t in enumerate(types)) for r in rows]

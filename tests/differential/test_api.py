@@ -3,7 +3,7 @@ failed commits.
 
 Every rejected update must leave the program as it was: the relations keep their contents, the
 updates buffered before it stay buffered, and the next commit gives exactly the oracle's answer
-for the updates that were accepted (checked by tests/harness.Differential, which compares every
+for the updates that were accepted (checked by tests/differential/harness.Differential, which compares every
 relation and every returned change).
 
 One program (`prog`, module-scoped) serves the error cases: it is non-recursive, so its commits

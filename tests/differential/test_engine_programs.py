@@ -1,5 +1,5 @@
 """Every example program in programs/ on the Spark engine, against the oracle after every epoch
-of seeded random insertions and deletions (DESIGN 8; see tests/harness.py).
+of seeded random insertions and deletions (see tests/differential/harness.py).
 
 Workloads use tiny domains so that graphs are dense and cyclic; the overrides below keep the data
 meaningful for each program (and finite where generic data would not be: bom builds route

@@ -1,5 +1,5 @@
 """Targeted programs on the Spark engine, each against the oracle after every epoch of seeded
-random insertions and deletions on tiny cyclic data (see tests/harness.py).
+random insertions and deletions on tiny cyclic data (see tests/differential/harness.py).
 
 Each program exercises one family of features; several related rule sets share a program (and so
 its inputs and epochs) to keep the suite within its time budget. The comment above each program

@@ -1,4 +1,4 @@
-"""The reference evaluator used by the tests (DESIGN 8): small, slow and obviously correct.
+"""The reference evaluator used by the tests: small, slow and obviously correct.
 
     evaluate(program, inputs) -> every relation's value   (tests/oracle/evaluate.py)
     load_dat(path_or_text, program) -> input relations     (tests/oracle/data.py)

@@ -1,4 +1,4 @@
-"""The command language (ddlog/commands.py) and constant values (ddlog/literals.py)."""
+"""The command language (ddlog/syntax/commands.py) and constant values (ddlog/values/literals.py)."""
 from __future__ import annotations
 
 import pytest

@@ -201,7 +201,7 @@ def test_vec_and_set_literals():
 
 
 # ---------------------------------------------------------------------------------------------
-# Built-in functions (ddlog/builtins.py), as functions and as methods
+# Built-in functions (ddlog/builtins/), as functions and as methods
 
 
 @pytest.mark.parametrize("ty,expr,expected", [

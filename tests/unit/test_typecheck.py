@@ -1,4 +1,4 @@
-"""The type checker (ddlog/typecheck.py and its helpers): every error with its message and
+"""The type checker (ddlog/check/): every error with its message and
 location, and the typed, inlined, positional result of well-typed programs."""
 from __future__ import annotations
 
