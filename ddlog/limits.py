@@ -51,8 +51,8 @@ def collector_paused() -> Iterator[None]:
     """Run the front end without Python's cyclic garbage collector, as it was before
     afterwards. A program's syntax trees are millions of small objects that live until it
     is compiled; the collector, run every few hundred allocations, walks them again and again
-    (a program of 40,000 rules took 54 s to check with it and 23 s without), and they hold
-    few cycles."""
+    (checking a large program takes far longer with it than without), and they hold few
+    cycles."""
     import gc
 
     was = gc.isenabled()

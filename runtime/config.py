@@ -12,9 +12,9 @@ class Config:
     # Up to this many rows, a result is collected on the JVM into a local relation (a plan
     # leaf that later plans read without a Spark job) instead of a checkpoint on executors.
     # Not more: a local relation is read as one partition, so a join of two of them runs as
-    # one task on one core. At 20,000 reachability over 100k edges took fewer jobs (32
-    # against 37 from scratch, 57-64 against 69-82 in 1,000-edge epochs), but points-to over
-    # 50k statements from scratch took 162.9 s against 112.2 s at 5,000 (one pair of runs).
+    # one task on one core. A higher bound saves a few jobs where results are small, but a
+    # program with many mid-sized results (points-to) then runs its joins on one core each
+    # and is far slower.
     local_rows: int = 5_000
     # A result held as a local relation reads as one partition (coalesce(1)), so that plans
     # over such results shuffle nothing (physical.materialize_many).
@@ -30,9 +30,9 @@ class Config:
     max_cur_batches: int = 8
     max_past_batches: int = 6
     # A durable epoch's end writes its traces' batches with this many threads at once (1: one
-    # after another). A one-row `ddlog feed` on reach.dl writes seven traces' batches (and
-    # merges of their spines); side by side the command took 18.5-18.8 s instead of
-    # 20.2-20.7 s, its epoch 12.7-13.7 s instead of 14.9-15.8 s (three runs each, in turns).
+    # after another). Even a one-row `ddlog feed` on reach.dl writes several traces' batches
+    # (and merges of their spines), each a small job whose time is mostly fixed cost: written
+    # at once, those costs overlap, and the epoch, and so the command, ends sooner.
     persist_threads: int = 4
     # Fixpoint iterations of a stratum in one epoch before it counts as not converging.
     max_iterations: int = 10_000
@@ -46,9 +46,9 @@ class Config:
     # ... and a batch read back from durable state is arranged so too, at its first read:
     # that pays in a process that runs many epochs over it (`serve`, `stream`, the API). A
     # short command (`ddlog feed`: one epoch, then exit) reads its batches from their files
-    # instead, a lookup filtering a scan of them: a 1-edge `feed` over 1M edges spent 4.9 s
-    # of its 9.8 s arranging batches it then read a few rows of (a scan of 1M stored rows
-    # for a few keys takes about 0.1-0.2 s).
+    # instead, a lookup filtering a scan of them: over a large state, arranging the batches
+    # would take much of such a command's time, only for it to read a few rows of them, where
+    # a scan of the stored rows for a few keys is a small fraction of that.
     arrange_stored: bool = True
     # A lookup with at most this many keys filters by literals (which sorted data answers by
     # skipping what holds none of them); more keys join instead (-1: never).
@@ -56,17 +56,17 @@ class Config:
     # A lookup's rows (a few keys' worth of an arranged trace) are read by one task, as one
     # partition. A small action's other inputs are local relations of one partition; next to
     # a lookup read as the arrangement's partitions, Spark shuffled them to those partitions
-    # and ran every later stage with a task per partition. Sixteen 1-edge reachability epochs
-    # over 1M edges: 1.5 tasks a Spark job instead of 8.7, 36 ms a job instead of 123, and
-    # 30.8-30.9 s instead of 34.3-38.2 s in all (two pairs of runs). Local mode only (the
-    # engine turns it off on a cluster): there a task per partition reads it where an
-    # executor caches it, and one task would fetch every partition.
+    # and ran every later stage with a task per partition. Read as one, small epochs over a
+    # large trace run several times fewer tasks a Spark job, each job is much quicker, and
+    # the epochs end sooner. Local mode only (the engine turns it off on a cluster): there a
+    # task per partition reads it where an executor caches it, and one task would fetch
+    # every partition.
     one_task_lookups: bool = True
     # The inputs' action also looks up, by the keys of the updated rows (given in Python),
     # the large past that a recursive stratum's joins meet at later iterations, and the driver
     # joins it with the change: the stratum's horizon then needs no action of its own
-    # (JoinOp.prefetch). Reachability over 1M edges, the same 1-row epochs with and without
-    # (bench/pair.py): a job fewer in each, medians 4-15% lower (over 100k: 16-19%).
+    # (JoinOp.prefetch). A small epoch of a recursive stratum then runs a job fewer, and
+    # takes noticeably less time.
     prefetch: bool = True
     # A side of a join, distinct or group of at most this many rows is read whole, not
     # narrowed by the other side's keys: it is a local relation, and literal key lists would
@@ -89,9 +89,9 @@ class Config:
     # ... and so do actions whose result may be large (checkpointed on the executors) when
     # the rows their plans can read (a stratum's traces, counted or estimated, and its new
     # deltas' estimate) are at most this many (-1: never). Generating and compiling each new
-    # plan's code in its tasks took longer than running it over a few thousand rows: the
-    # points-to knobs test whose results live on the executors (`tiny_locals`) took 74 s
-    # instead of 115 s. Larger strata, whose tasks are long, keep Spark's compiled code.
+    # plan's code in its tasks takes longer than running it over a few thousand rows, and a
+    # program of many small strata whose results live on the executors pays that in nearly
+    # every action. Larger strata, whose tasks are long, keep Spark's compiled code.
     interpret_rows: int = 20_000
     # Whether the engine's actions let Catalyst propagate constraints (infer and prune
     # filters from what holds of each operator's rows; runtime/physical._NO_CONSTRAINTS).
@@ -104,23 +104,24 @@ class Config:
     # iterations (corrected by how that misjudged earlier runs: fallback.Paces.correction),
     # would take longer than this times that evaluation (scaled to its inputs'
     # size), or when what it spent and those would take longer than twice that (inf: never;
-    # 0: after its first iteration; runtime/fallback.Scratch.overrun). Reachability over 100k
-    # edges, 100- and 1,000-edge epochs: 1.10-1.67x from scratch, 1.84-2.28x when only the
-    # time taken counted (bench/README, 2026-11-26).
+    # 0: after its first iteration; runtime/fallback.Scratch.overrun). Foreseeing the time
+    # left, not only counting the time taken, gives up early on a run that will not finish
+    # in time: an epoch that gives up then costs little more than a run from scratch, where
+    # one that waits until its time taken is over the budget costs nearly twice that.
     incremental_budget: float = 1.0
     # ... and when the paces of its earlier incremental iterations guess the iterations left
     # (runtime/fallback.Paces), it gives up once the guess is above this times the budget.
     # Going on past a guess that fell short costs up to twice a run from scratch, giving up
-    # after one that overshot about one run (a recompute); over reachability at 100k edges
-    # the guesses at a change's first iterations were 0.3-1.1x what 10- and 100-edge
-    # changes took, and 0.4-0.6x what 1,000-edge ones took (bench/paces.py).
+    # after one that overshot about one run (a recompute); and the guesses at a change's
+    # first iterations tend to fall short of what the change takes, a large change's most of
+    # all, so a guess somewhat below the budget already foretells an overrun.
     guess_margin: float = 0.8
     # An evaluation from scratch that ran in the process's first epoch counts at this fraction
     # of its time in the budget of later epochs (1: as it was measured). On a cold JVM the
-    # engine's first epoch runs its code interpreted and compiles it meanwhile: reachability
-    # over 100k edges from scratch took 14.0 / 20.8 / 18.4 s cold against 7.7 / 10.0 / 8.4 s
-    # later in the same sessions (bench/README), and the first 1,000-edge insert ran
-    # incrementally until the cold budget before recomputing, 2.74x a warm run from scratch.
+    # engine's first epoch runs its code interpreted and compiles it meanwhile: a run from
+    # scratch there takes far longer than the same run later in the session, and a large
+    # change held to that cold budget would run incrementally well past what a warm run from
+    # scratch takes before it recomputed.
     cold_scratch: float = 0.5
     # After an incremental run gives up, or finishes over that budget, this many later changes
     # about as large (at least 90%, next to the stored rows) are recomputed at once, without

@@ -44,11 +44,11 @@ class Scratch:
     def then(self, new: Scratch) -> Scratch:
         """What later runs are measured against once `new` (a recompute) ran after this
         one. A recompute measured warm after a run measured cold replaces it as measured:
-        the cold run's discount (config.cold_scratch) is a guess, and cold runs took 1.6-3.4x
-        a warm one in different hours. After a warm one it counts no dearer than that one
-        over its own rows: a run from scratch gets cheaper as the JVM compiles the code it
-        runs, not dearer (reachability over 100k edges: the first recompute 8.9 s, as it ran
-        the traces' rebuild for the first time, the next ones 5.7-7.5 s). A recompute in a
+        the cold run's discount (config.cold_scratch) is a guess, and how much longer a cold
+        run takes than a warm one varies widely. After a warm one it counts no dearer than
+        that one over its own rows: a run from scratch gets cheaper as the JVM compiles the
+        code it runs, not dearer (the first recompute of a process also runs the traces'
+        rebuild for the first time, and is slower than the ones after it). A recompute in a
         process's first epoch (cold itself) replaces it as it is."""
         if new.cold or self.cold:
             return new
@@ -76,9 +76,9 @@ class Scratch:
         its earlier runs, Paces.correction): a change whose deltas stay small goes at the pace
         of a small action, which a run from scratch pays for each of its iterations too; one
         that runs deeper than this evaluation counts one iteration left. A run past its
-        budget whose end is near finishes: given up at its budget, the first 100-edge delete
-        over 100k edges, two iterations of a few rows from
-        its end, took 14.8 s where finishing took about 10 s."""
+        budget whose end is near finishes: a run given up at its budget a few small
+        iterations from its end pays for a whole recompute where finishing costs little
+        more than what it has spent."""
         if ahead is None:
             ahead, limit = self.left(i, pace), budget
         else:
@@ -94,12 +94,11 @@ class Paces:
 
     The last pace alone misjudges a change early in its run: its first deltas are a few rows,
     which cost little, and they grow as the change spreads through the fixpoint, as the
-    evaluation from scratch's did. Reachability over 100k edges (a warm run from scratch
-    4.4-5.4 s, 0.26 s an iteration): a 1,000-edge insert started with 2 rows at 0.3 s and peaked at
-    4,017 rows at 1.8 s, 18.6 s in all; going by its last pace it ran on for 14 s before giving
-    up, 22 s in all (bench/paces.py). An iteration also reads what its run made before it (the
-    traces' batches of this epoch, a distinct's history): that insert's iterations of 151 and 34
-    rows near its end took 2.0 and 0.9 s, where a 10-edge change's of 20 rows took 0.4 s. So
+    evaluation from scratch's did: going by its last pace, a large change runs on long after
+    its cheap first iterations before it gives up, and costs much more than a recompute. An
+    iteration also reads what its run made before it (the traces' batches of this epoch, a
+    distinct's history): late in a large change's run, an iteration of few rows costs
+    several times what one of as few rows costs in a small change's. So
     seconds ≈ a + b log(1 + rows) + c log(1 + rows before), fitted by least squares to the last
     `keep` iterations seen (the epoch's own included, so the first run learns as it goes), b and
     c not below 0."""
@@ -108,11 +107,11 @@ class Paces:
     # What the rest of each of the last `runs` finished incremental runs took, as a share of
     # what its checks foresaw for it (`learn`), by the way they foresaw it: "depth" (the
     # iterations left to the depth at the run's mean pace, Scratch.left) and "guess"
-    # (`ahead`). Both rules misjudge some programs by a factor of their own: over points-to
-    # (10k facts) 1-row changes ran 4-20 iterations at 1.3-2.3 s, where the depth rule and
-    # the guess foresaw about twice that and gave them up, recomputing for 55-64 s what
-    # finishing did in 25-33 s; over reachability the guesses fell short of 1,000-edge
-    # changes by half. `correction` scales each rule by what it did before.
+    # (`ahead`). Both rules misjudge some programs by a factor of their own: over points-to,
+    # small changes run a few costly iterations, which both rules foresee as much dearer than
+    # they are, so they give them up and recompute at a cost well above finishing's; over
+    # reachability the guesses fall well short of large changes. `correction` scales each
+    # rule by what it did before.
     misses: dict[str, list[float]] = field(default_factory=dict)
     keep: ClassVar[int] = 64
     runs: ClassVar[int] = 8
@@ -121,7 +120,7 @@ class Paces:
     known: ClassVar[int] = 2
     bounds: ClassVar[tuple[float, float]] = (0.25, 4.0)
     # fewer iterations seen than this tell nothing: a fit over the first few, all of one
-    # small change, guessed 131 s for a 10-edge delete that took 7 s
+    # small change, can guess many times what a change then takes
     least: ClassVar[int] = 6
 
     def add(self, rows: int, before: int, seconds: float) -> None:
@@ -185,8 +184,8 @@ class Paces:
         a, b, c = fit
         share, made = rows / deltas[i], before + rows
         # an iteration where less than half a row is left has likely seen the change die
-        # out (a 10-edge change over 100k edges ended 3-4 iterations before the depth): it
-        # is not counted, so that a small change's guess is not its depth's tail
+        # out (a small change ends some iterations before the depth): it is not counted, so
+        # that a small change's guess is not its depth's tail
         left = [share * d for d in deltas[i + 1:] if share * d >= 0.5] or [0.0]
         total = 0.0
         for r in left:
@@ -233,11 +232,11 @@ class GaveUp:
     the stored rows it read (rows in / stored), and how many later changes at least that
     large are still recomputed at once, without an incremental run first. A run that gives
     up has spent its time for nothing, and a stream's epochs bring changes of like size,
-    which would likely give up too: over 100k edges every 100-edge delete tried and gave up
-    (12-19 s each), recomputed at once they took 7.8 s, about a run from scratch. It is a
-    bet: over 1M edges one 100-edge insert ran incrementally at half a run from scratch and
-    the next gave up, so the deletes after it recomputed (bench/README). The memory runs out,
-    so that a stratum whose incremental runs got cheaper tries again."""
+    which would likely give up too, each paying for its try and a recompute where a
+    recompute at once costs about a run from scratch. It is a bet: of two changes of like
+    size one may run incrementally at a fraction of a run from scratch and the next give up,
+    so that the ones after it recompute. The memory runs out, so that a stratum whose
+    incremental runs got cheaper tries again."""
 
     ratio: float
     left: int
@@ -247,15 +246,15 @@ class GaveUp:
     like: ClassVar[float] = 0.9
     # A run that gave up after spending less than this share of its budget is not
     # remembered: it gave up at its first iterations, on its paces' guess (Paces.ahead), and
-    # trying the next change costs as little; a wrong guess, remembered, made every larger
-    # change recompute at once (make bench: the first 10-edge insert gave up, and the 10- to
-    # 1,000-edge epochs after it recomputed, 1.0-1.26x a run from scratch, where 10-edge
-    # epochs ran incrementally at about 0.5x).
+    # trying the next change costs as little; a wrong guess, remembered, would make every
+    # change at least as large recompute at once, the small ones among them too, which run
+    # incrementally at a fraction of a run from scratch.
     cheap: ClassVar[float] = 0.25
     # A change of fewer rows than this is not remembered: every change is as large as one
-    # row, and what one row sets off varies the most. Over points-to (10k facts), run to
-    # their ends, 1-row changes took 0.3 s to 255 s; remembered, one that gave up made the
-    # next eight recompute at once, 39-40 s each where most would have taken 0.3-8 s.
+    # row, and what one row sets off varies the most: over points-to, one-row changes run to
+    # their ends range from next to nothing to far more than a recompute, and one that gave
+    # up, remembered, would make the next ones recompute at once where most would have
+    # finished in a small fraction of that.
     least: ClassVar[int] = 2
 
     @classmethod

@@ -74,8 +74,8 @@ def own_settings(spark):
 
 # With config.interpret_small, a small action also interprets its expressions instead of
 # compiling them: its rows are few, and generating and compiling its projections and
-# predicates (Janino, which looks up every name it meets on the class path) took a quarter
-# of the JVM's time in small epochs. Spark's setting for it is an internal one; it only
+# predicates (Janino, which looks up every name it meets on the class path) takes a large
+# share of the JVM's time in small epochs. Spark's setting for it is an internal one; it only
 # chooses between two evaluators of the same expressions.
 _INTERPRETED = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
@@ -83,13 +83,12 @@ _INTERPRETED = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 # Without config.constraint_propagation, the optimiser does not derive what holds of each
 # operator's rows (a join key's `isnotnull`, equalities) to add and prune filters. The
 # engine's plans are unions and joins over many small leaves, and those facts were worked
-# out again for each of them in every action: of points-to's 7.3-10.8 s in Catalyst's rules
-# from scratch (10k facts), PruneFilters took 0.65-1.2 s and pruned nothing (0.02 s off), and
-# ConvertToLocalRelation 2.4 s, mostly evaluating the inferred `isnotnull` filters over local
-# relations (1.5-1.9 s off). Off, its run from scratch took a median 47 s against 54 s,
-# reachability's over 100k edges 12.1 s against 13.9 s (bench/pair.py --scratch, in turns:
-# more than the rules' saving, and within a session's spread). The facts only drop rows an
-# equi-join drops anyway: keys that may be null (an Option's) are compared null-safely.
+# out again for each of them in every action: PruneFilters took a notable share of the time
+# in Catalyst's rules and pruned nothing, and ConvertToLocalRelation a larger one, mostly
+# evaluating the inferred `isnotnull` filters over local relations. Off, the first takes
+# next to nothing and the second less, and runs from scratch are faster. The facts only
+# drop rows an equi-join drops anyway: keys that may be null (an Option's) are compared
+# null-safely.
 _NO_CONSTRAINTS = {"spark.sql.constraintPropagation.enabled": "false"}
 
 
@@ -212,8 +211,8 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
              for slot in range(len(keys))}
     # Small frames of a large pack get a local relation of their own (one more action, one
     # scan of the checkpoint): read from the checkpoint, every later read of a 10-row frame
-    # would scan the million rows packed beside it (a 1-edge delete over 1M edges re-read the
-    # roots of reachability that way in every iteration: 1 s each).
+    # would scan the million rows packed beside it (a fixpoint that reads such a frame in
+    # every iteration would pay that scan in each).
     small = [slot for slot, n in sizes.items() if 0 < n <= config.local_rows]
     split: _Local | None = None
     if whole is None and small and sum(sizes[s] for s in small) <= config.local_rows:
@@ -308,11 +307,10 @@ class _Local:
         frame's columns. A slot whose rows came together gets a local relation of its own:
         frames read as filters of one shared leaf make a plan that reads two of them read
         that leaf twice, and Spark's analysis then renews one copy's columns and rewrites
-        the plan above it at every step of building on it (DeduplicateRelations took a fifth
-        of the analysis time of small epochs). `one_partition`: said to be one partition in
-        the plan, so that joins, unions and aggregates over such leaves need no shuffle and
-        a small action runs few stages, not one per shuffle (points-to's small steps: 1-3
-        stages, were 4-10)."""
+        the plan above it at every step of building on it (DeduplicateRelations then takes a
+        large share of the analysis time of small epochs). `one_partition`: said to be one
+        partition in the plan, so that joins, unions and aggregates over such leaves need no
+        shuffle and a small action runs few stages, not one per shuffle."""
         if self.bounds is not None:
             a, b = self.bounds[slot]
             return backend.of(self.df).rows_leaf(self.df, self.held, a, b, column,

@@ -41,15 +41,14 @@ DEFAULTS: dict[str, str] = {
 
 # A JVM that runs for seconds spends much of them compiling: the optimising compiler (C2)
 # takes a core of two while the command's own work waits for the other. Stopped at the quick
-# compiler (C1), a one-row `ddlog feed` took 10.3-11.7 s instead of 14.0-15.4 s, a `ddlog
-# shell` script 10.4-11.1 s instead of 13.3-13.6 s. A long run, whose code gets hot, is
-# faster with C2 (the engine from scratch over 100k edges, late in a benchmark's session:
-# 13.7 s with C1 only, 9.1 s with both). A short command's executors live as long as it does
-# (on a cluster, they start with it), so they start with C1 too: on a loopback standalone
-# cluster, `ddlog query` took 15.5-21.5 s instead of 29.3-33.5 s. Stopped at C1, the JVM
-# reserves a fifth of the code cache it reserves for both compilers (48 MB); a long command
-# filled it (a 1,000-edge `ddlog feed` over 100k edges printed the JVM's "Try increasing the
-# code cache size": its compiler stops when the cache is full), so it keeps the usual size.
+# compiler (C1), a short command such as a one-row `ddlog feed` or a `ddlog shell` script
+# finishes markedly sooner. A long run, whose code gets hot, is faster with C2, whose code
+# is much better once compiled. A short command's executors live as long as it does (on a
+# cluster, they start with it), so they start with C1 too: their optimising compiler would
+# take cores from its few tasks as well. Stopped at C1, the JVM reserves a fifth of the code
+# cache it reserves for both compilers (48 MB); a long command can fill it (the JVM then
+# prints "Try increasing the code cache size": its compiler stops when the cache is full),
+# so it keeps the usual size.
 QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 
 

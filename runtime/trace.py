@@ -319,16 +319,16 @@ class Trace:
         reads arrange its batches (`arranged`: its past, or this epoch's batches of an
         `arrange_cur` trace) is arranged by the job that merges it: partitioned by the key
         before its aggregate, which then needs no shuffle of its own, and sorted and cached,
-        where a checkpoint now and an arrangement at the first read took two shuffles of the
-        same rows (reachability over 1M edges: the first 1-edge epoch after a run from
-        scratch arranged the reachable set and the join's trace, 1.2 s of its 2.3 s)."""
+        where a checkpoint now and an arrangement at the first read take two shuffles of the
+        same rows (and the first small epoch after a run from scratch would spend much of its
+        time arranging what that run merged)."""
         if persist is None and arranged and self.arranges(_rows_bound(batches)):
             return self._arranged_batch(self.merge_plan(batches, by_key=True),
                                         min(b.lo for b in batches), max(b.hi for b in batches))
         held = self.fold_rows(batches)
         if held is not None:
             # the driver holds the rows: merged there, as the epoch's end merges small folds
-            # (a compaction of a large trace's small newest batches was an action, 0.06-0.11 s)
+            # (a compaction of a large trace's small newest batches would be a Spark action)
             fr = held_many(batches[0].df.sparkSession, {0: held}, self.config)[0]
             return self._merged(batches, _persisted(persist, fr))
         df = self.merge_plan(batches)
@@ -382,8 +382,8 @@ class Trace:
         merge_plan would give, when the driver holds every batch's rows with their
         iterations (their values: at most config.driver_rows in all) and Python compares the
         columns' values as Spark does (zset.rows_comparable); else None. Merging small
-        batches there takes no Spark job (a targeted test's epoch ended by an action over
-        every trace's fold, 0.5-1 s for a few hundred rows), and their plan is not built.
+        batches there takes no Spark job (an action over every trace's fold costs far more
+        than merging a few hundred rows in Python), and their plan is not built.
         The epoch's end asks it for every trace's fold, `_merge` for its own merges."""
         # a batch holds at least as many values as it counts rows: a merge of more than
         # driver_rows rows is left to Spark before its values are copied

@@ -91,9 +91,9 @@ SERVED = (*SERVED_COMMANDS, "shell")
 SHORT_LIVED = ("feed", "query", "sql", "shell")
 # `run`, `refresh` and `stream --trigger available-now` read their sources and exit: short
 # lived too when the sources are files of at most this many bytes in all (see quick_jit_for).
-# A cold `ddlog run` of programs/reach.dl over random edges in CSV, two cores, the full
-# compiler against the quick one: 100k edges (1.2 MB) 58-60 s against 50-53 s, 300k edges
-# (3.8 MB) 83 s against 84 s, 1M edges (13.6 MB) 147 s against 206 s. A program that does more
+# A cold `ddlog run` of programs/reach.dl over edges in CSV is faster with the quick compiler
+# while its sources are small, breaks even at a few megabytes, and beyond is much slower with
+# it, as its longer run gets hot and needs the full compiler's code. A program that does more
 # per input row breaks even at fewer bytes, so the line is drawn below that point.
 QUICK_SOURCE_BYTES = 2 << 20
 
