@@ -352,7 +352,7 @@ def _collect_local(packed: DataFrame, columns: list[list[str]], col_of: list[int
     # reading local rows takes no Spark job: all of them when the driver keeps their values,
     # else only their slots and tags; one collect serves the counts (unless known), values
     # and leaves
-    got = base.collect() if keep else base.select("_t", "_g").collect()
+    got = backend.of(base).local_rows(base, rows_held, None if keep else ["_t", "_g"])
     if counts is None:
         counts = {}
         for r in got:

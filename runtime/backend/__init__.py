@@ -19,6 +19,8 @@ backend module (tests/unit/test_layers.py checks it). A backend module defines:
     collect_local(df) -> (leaf, n, rows)   rows collected behind a local-relation leaf
     rows_leaf(leaf, rows, a, b, column, one_partition)
                                            rows a..b of such a leaf, as a leaf of their own
+    local_rows(leaf, rows, columns)        such a leaf's rows (of `columns`, or all) as
+                                           Python Rows, without a Spark job
     json_frame(spark, schema, text)        JSON lines as a local relation
     checkpoint_leaf(df)                    rows cut from their lineage, kept by Spark
     estimated_rows(df)                     the optimiser's row estimate, or None

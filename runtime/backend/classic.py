@@ -189,6 +189,13 @@ def rows_leaf(local: DataFrame, held: tuple[JavaObject, JavaObject], start: int,
                        one_partition)
 
 
+def local_rows(local: DataFrame, held: tuple[JavaObject, JavaObject],
+               columns: list[str] | None = None) -> list:
+    """A collected pack's rows (of `columns`, or all) in Python: read from its local relation,
+    which takes no Spark job (they were collected on the JVM, never crossed to Python)."""
+    return (local.select(*columns) if columns else local).collect()
+
+
 def json_frame(spark: SparkSession, schema: T.StructType, text: str) -> DataFrame:
     """JSON lines (one object per row, of `schema`) as a local relation: the text goes to the
     JVM as one string, split and parsed there, and the optimiser folds the parse into the

@@ -78,6 +78,14 @@ def rows_leaf(local: DataFrame, rows: list, start: int, stop: int, column: str,
     return leaf.coalesce(1) if one_partition else leaf
 
 
+def local_rows(local: DataFrame, rows: list, columns: list[str] | None = None) -> list:
+    """A collected pack's rows: already here (collect_local's), so the server is not asked
+    again. Rows keep every column; callers read them by position from the first."""
+    if columns and list(local.columns[:len(columns)]) != columns:
+        return local.select(*columns).collect()
+    return rows
+
+
 def json_frame(spark: SparkSession, schema: T.StructType, text: str) -> DataFrame:
     """JSON lines (one object per row, of `schema`) as a local relation of the lines, parsed
     by the server (so that values read back exactly as the classic backend reads them)."""
