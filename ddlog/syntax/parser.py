@@ -34,22 +34,22 @@ from ddlog.errors import ParseError, Span
 from ddlog.limits import MAX_CHAIN, MAX_DIGITS, MAX_INT_BITS, MAX_NESTING, recursion_room
 from ddlog.syntax import ast, blocks, flwor, precedence
 from ddlog.syntax.bindings import matching_items
-from ddlog.syntax.scanner import Located, gap_end, mask, scan_interpolation
+from ddlog.syntax.scanner import Located, gap_end, mask, scan_interpolation, unescaped_quotes
 from ddlog.tree import Node
 from ddlog.grammar import program_parser
 
 # ---------------------------------------------------------------------------------------------
 # Lark errors -> ParseError
 
-_LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "FLOAT", "STRING", "ISTRING", "TRUE", "FALSE",
-             "JSON"}
+_LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "FLOAT", "STRING", "ISTRING", "RAW_STRING",
+             "TRUE", "FALSE", "JSON"}
 _READABLE = {"UIDENT": "identifier", "LIDENT": "identifier", "WHOLE": "identifier",
              "DOT": "'.'", "END_DOT": "'.'",
              "$END": "end of input", "WILDCARD": "'_'"}
 # Binary and postfix operators: listed as one word after an operand, where all of them fit.
-_OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "LE", "GT", "GE", "BAR", "CARET", "AMP", "SHL",
-              "SHR", "PLUS", "MINUS", "CONCAT", "STAR", "SLASH", "PERCENT", "DOT", "AS", "LSQB",
-              "COLON"}  # `e: T`, a type ascription
+_OPERATORS = {"IMPLIES", "OR", "AND", "EQ", "NE", "LT", "LE", "GT", "GE", "BAR", "CARET", "AMP",
+              "SHL", "SHR", "PLUS", "MINUS", "CONCAT", "STAR", "SLASH", "PERCENT", "DOT", "AS",
+              "LSQB", "COLON"}  # `e: T`, a type ascription
 
 
 def _expected(names: set[str], lark: Lark) -> str:
@@ -544,7 +544,10 @@ class Builder:
         return ch[1]  # `&e`: a reference to e's value, which is e's value here (Ref<T> is T)
 
     def binop(self, meta, ch):
-        return ast.BinOp(str(ch[1]), ch[0], ch[2], self.sp(meta))
+        span = self.sp(meta)
+        if ch[1].type == "IMPLIES":  # `a => b`: DDlog's implication, `not a or b`
+            return ast.BinOp("or", ast.UnOp("not", ch[0], ch[0].span), ch[2], span)
+        return ast.BinOp(str(ch[1]), ch[0], ch[2], span)
 
     def unop(self, meta, ch):
         op, operand, span = str(ch[0]), ch[1], self.sp(meta)
@@ -698,6 +701,9 @@ class Builder:
 
     def string_lit(self, meta, ch):
         tok: Token = ch[0]
+        if tok.type == "RAW_STRING":  # `[|text|]` or `i[|text|]`: the text as it stands
+            raw = self.raw[tok.start_pos:tok.end_pos]
+            return ast.Lit(raw[raw.index("[|") + 2:-2], "string", self.tsp(tok))
         if tok.type == "ISTRING":  # `i"..."`: the string after the `i`
             tok = Token("STRING", str(tok)[1:], start_pos=tok.start_pos + 1, line=tok.line,
                         column=tok.column + 1, end_line=tok.end_line, end_column=tok.end_column,
@@ -744,7 +750,7 @@ class Builder:
                     text = []
                 sub = Located(self.loc.file, self.loc.source, l - 1, col - 1,
                               self.string_depth.get(tok.start_pos, self.loc.depth + 1))
-                parts.append(parse_text(body, "expr_start", sub))
+                parts.append(parse_text(unescaped_quotes(body), "expr_start", sub))
                 k = close + 1
             else:
                 text.append(c)

@@ -47,6 +47,11 @@ def _scan(text: str, j: int, stack: list, interps: list[tuple[int, int]]) -> int
     while j < n:
         top = stack[-1]
         c = text[j]
+        if top == "estr":  # a string inside an interpolation, written `\"...\"`
+            if c == "\\" and j + 1 < n and text[j + 1] == '"':
+                stack.pop()
+            j += 2 if c == "\\" else 1
+            continue
         if top == "str":
             if c == "\\":
                 j = gap_end(text, j) if j + 1 < n and text[j + 1] in _BLANKS else j + 2
@@ -74,6 +79,9 @@ def _scan(text: str, j: int, stack: list, interps: list[tuple[int, int]]) -> int
             continue
         if c == '"':
             stack.append("str")
+        elif c == "\\" and j + 1 < n and text[j + 1] == '"':
+            stack.append("estr")
+            j += 1
         elif c == "{":
             stack[-1] = top + 1
         elif c == "}":
@@ -92,6 +100,40 @@ def _scan(text: str, j: int, stack: list, interps: list[tuple[int, int]]) -> int
 
 
 _BLANKS = " \t\r\n"
+
+
+def unescaped_quotes(body: str) -> str:
+    """The body of a `${...}` with its strings written the DDlog way, between escaped quotes
+    (`"${\"a\" ++ x}"`: the quotes belong to the outer string's text), as plain strings. The
+    text keeps its length, so positions in it hold: an opening `\"` becomes ` "`, a closing
+    one `" ` (only a doubled backslash inside such a string, the outer string's escape of one
+    backslash of the inner string, shortens it). Strings written with plain quotes are kept
+    as they are."""
+    if '\\"' not in body:
+        return body
+    out: list[str] = []
+    j, n, inside = 0, len(body), False
+    while j < n:
+        c = body[j]
+        if c == "\\" and j + 1 < n and body[j + 1] == '"':
+            out.append('" ' if inside else ' "')
+            inside = not inside
+            j += 2
+        elif c == "\\" and inside and j + 1 < n and body[j + 1] == "\\":
+            out.append("\\")  # `\\` of the outer string: one backslash of the inner one
+            j += 2
+        elif c == "\\" and inside:
+            out.append(body[j:j + 2])
+            j += 2
+        elif c == '"' and not inside:  # a plain string: copied whole, escapes and all
+            end = _scan(body, j + 1, ["str"], [])
+            end = n if end < 0 else end
+            out.append(body[j:end])
+            j = end
+        else:
+            out.append(c)
+            j += 1
+    return "".join(out)
 
 
 def gap_end(text: str, j: int) -> int:
@@ -150,7 +192,8 @@ class Located:
 
 
 def mask(text: str, loc: Located, hash_comments: bool = False) -> str:
-    """`text` with comments and interpolation bodies replaced by spaces (newlines kept)."""
+    """`text` with comments, interpolation bodies and the text of raw strings (`[|...|]`)
+    replaced by spaces (newlines kept)."""
     out: list[str] = []
     special = _SPECIAL[hash_comments]
     last = 0  # text[last:i] is copied unchanged
@@ -171,6 +214,13 @@ def mask(text: str, loc: Located, hash_comments: bool = False) -> str:
                 out.append(_blank(text[a:b]))
                 last = b
             i = end
+        elif c == "[" and text.startswith("[|", i):  # a raw string: its text is no code
+            j = text.find("|]", i + 2)
+            if j < 0:
+                raise loc.error("unterminated raw string `[|...|]`", loc.span_at(text, i, i + 2))
+            out.append(text[last:i + 2])
+            out.append(_blank(text[i + 2:j]))
+            i = last = j
         elif hash_comments and c == "#" or not hash_comments and text.startswith("//", i):
             j = text.find("\n", i)
             j = n if j < 0 else j
@@ -191,7 +241,7 @@ def mask(text: str, loc: Located, hash_comments: bool = False) -> str:
     return "".join(out)
 
 
-_SPECIAL = {False: re.compile(r'["/]'), True: re.compile(r'["#]')}
+_SPECIAL = {False: re.compile(r'["/\[]'), True: re.compile(r'["#\[]')}
 
 
 def _comment_end(text: str, i: int) -> int:

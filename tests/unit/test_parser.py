@@ -365,27 +365,32 @@ def test_identifier_kinds():
     ("a * b + c", "(+ (* a b) c)"),
     ("a - b - c", "(- (- a b) c)"),
     ("a / b % c", "(% (/ a b) c)"),
-    ("a ++ b + c", "(+ (++ a b) c)"),
+    ("a ++ b + c", "(++ a (+ b c))"),  # DDlog's table: `++` below `+` and the shifts
+    ("a << b ++ c", "(++ (<< a b) c)"),
     ("a << 1 + 2", "(<< a (+ 1 2))"),
     ("a >> b << c", "(<< (>> a b) c)"),
     ("a & b << c", "(& a (<< b c))"),
     ("a ^ b & c", "(^ a (& b c))"),
     ("a | b ^ c", "(| a (^ b c))"),
-    ("a | b == c", "(== (| a b) c)"),
+    ("a | b == c", "(| a (== b c))"),  # DDlog's table: `&`, `^`, `|` below comparisons
+    ("a & b ^ c | d", "(| (^ (& a b) c) d)"),
     ("a == b and c != d", "(and (== a b) (!= c d))"),
     ("a < b or c >= d and e <= f", "(or (< a b) (and (>= c d) (<= e f)))"),
     ("a > b", "(> a b)"),
     ("not a and b", "(and (not a) b)"),
-    ("not a == b", "(not (== a b))"),
+    ("not a == b", "(== (not a) b)"),  # DDlog's table: `not` binds tighter than `==`
+    ("not a.b()", "(not (.b a))"),
+    ("a => b or c => d", "(or (not (or (not a) (or b c))) d)"),  # `=>` loosest, as `not x or y`
+    ("a == b == c", "(== (== a b) c)"),
     ("not not a", "(not (not a))"),
     ("a or b or c", "(or (or a b) c)"),
     # chains are parsed flat and nested by precedence: mixed levels and `not` inside them
-    ("a and not b == c or d", "(or (and a (not (== b c))) d)"),
-    ("not a + 1 < b * 2 and not not c", "(and (not (< (+ a 1) (* b 2))) (not (not c)))"),
-    ("a or b and c | d ^ e & f << g + h * i",
-     "(or a (and b (| c (^ d (& e (<< f (+ g (* h i))))))))"),
-    ("a * b + c << d & e ^ f | g == h and i or j",
-     "(or (and (== (| (^ (& (<< (+ (* a b) c) d) e) f) g) h) i) j)"),
+    ("a and not b == c or d", "(or (and a (== (not b) c)) d)"),
+    ("-a + 1 < b * 2 and not not c", "(and (< (+ (neg a) 1) (* b 2)) (not (not c)))"),
+    ("a => b or c and d | e ^ f & g == h ++ i << j + k * l",
+     "(or (not a) (or b (and c (| d (^ e (& f (== g (++ h (<< i (+ j (* k l)))))))))))"),
+    ("a * b + c << d ++ e == f & g ^ h | i and j or k => l",
+     "(or (not (or (and (| (^ (& (== (++ (<< (+ (* a b) c) d) e) f) g) h) i) j) k)) l)"),
     ("a - b + c * d / e % f - g", "(- (+ (- a b) (% (/ (* c d) e) f)) g)"),
     ("-a * b", "(* (neg a) b)"),
     ("- - a", "(neg (neg a))"),
@@ -433,17 +438,12 @@ def test_comparisons_do_not_associate():
     ex = err("a < b < c", expr=True)
     assert ex.message.startswith("unexpected '<'")
     assert at(ex) == (1, 7)
-    ex = err("a == b == c", expr=True)
+    ex = err("a == b <= c", expr=True)
     assert at(ex) == (1, 8)
     ex = err("x or not a + 1 < b != c", expr=True)
     assert ex.message.startswith("unexpected '!=': comparisons do not associate")
     assert at(ex) == (1, 20)
-
-
-def test_not_after_an_operator_other_than_and_or_needs_parentheses():
-    ex = err("a == not b", expr=True)  # (`not` is read as a name there, as before)
-    assert ex.message.startswith("unexpected 'b'") and at(ex) == (1, 10)
-    assert e("a == (not b)") == "(== a (not b))"
+    assert e("a == not b") == "(== a (not b))"
 
 
 def test_operators_nested_by_precedence_span_their_operands():
@@ -453,6 +453,7 @@ def test_operators_nested_by_precedence_span_their_operands():
     assert x.left.right.span == Span("<input>", 2, 2, 2, 7)
     n = parse_expr("not a == b and c")
     assert n.left.span == Span("<input>", 1, 1, 1, 11)
+    assert n.left.left.span == Span("<input>", 1, 1, 1, 6)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -587,6 +588,23 @@ def test_interpolation():
     assert sx(parse_expr('"${"in${x}"}"')) == "(interp (interp \"in\" x))"
     assert sx(parse_expr('"a\\n${x}\\t"')) == '(interp "a\\n" x "\\t")'
     assert sx(parse_expr('"${ /* c } */ x}"')) == "(interp x)"
+    # strings inside an interpolation written DDlog's way, between escaped quotes
+    assert sx(parse_expr(r'"${\"a\" ++ \"b\"}"')) == '(interp (++ "a" "b"))'
+    assert sx(parse_expr(r'"${if (w > 0) {\"+\"} else {\"}\"}}p${p}"')) == \
+        '(interp (if (> w 0) "+" "}") "p" p)'
+    assert sx(parse_expr(r'"${f(\"a\\tb\", "c\"d")}"')) == r'(interp (call f "a\tb" "c\"d"))'
+
+
+def test_raw_strings():
+    """DDlog's `[|text|]` and interned `i[|text|]`: the text as written, no escapes, no
+    interpolation, and nothing in it read as a comment or a string."""
+    assert parse_expr('[|"" >= "a"|]').value == '"" >= "a"'
+    assert parse_expr(r'i[|\d+ ${x} // no comment /* |]').value == r"\d+ ${x} // no comment /* "
+    assert sx(parse_expr('[|a|] ++ "b${x}"')) == '(++ "a" (interp "b" x))'
+    prog = parse_program('R([|a\n"b|]) :- S(x), x == [|c|].\n')
+    assert prog.rules[0].head.args[0].value == 'a\n"b'
+    ex = err('R([|abc) :- S(x).')
+    assert ex.message.startswith("unterminated raw string") and at(ex) == (1, 3)
 
 
 def test_interpolation_spans():
@@ -688,7 +706,7 @@ def test_error_at_closing_paren():
     ex = err("R(x) :- S(x), x + ).")
     assert at(ex) == (1, 19)
     assert ex.message == ("unexpected ')', expected one of: identifier, literal, '&', '(', "
-                          "'-', '[', '_', 'match', '{', '~'")
+                          "'-', '[', '_', 'match', 'not', '{', '~'")
     assert ex.span.file == "<input>"
     assert str(ex).startswith("<input>:1:19: error: unexpected ')'")
 
@@ -721,7 +739,7 @@ def test_error_bad_character():
     assert at(ex) == (1, 17)
     ex = err("R(x) :- S(x), x == #.")
     assert ex.message == ("unexpected character '#', expected one of: identifier, literal, '&', "
-                          "'(', '-', '[', '_', 'match', '{', '~'")
+                          "'(', '-', '[', '_', 'match', 'not', '{', '~'")
 
 
 def test_error_empty_expression():
