@@ -349,6 +349,9 @@ def print_changes(db, changes: dict, fmt: str, stats: bool = False) -> None:
          arg("--no-init-snapshot", action="store_true",
              help="do not print what the program's facts put in the output relations when "
                   "they are committed at start (as DDlog's CLI flag)"),
+         arg("--output-internal-relations", action="store_true",
+             help="show the internal relations too, in dumps and changes (as DDlog's "
+                  "compiler flag)"),
          *SPARK_ARGS)
 def cmd_shell(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database
@@ -358,7 +361,8 @@ def cmd_shell(args: argparse.Namespace) -> int:
     status = 1
     try:
         interactive = args.commands is None and sys.stdin.isatty()
-        shell = Shell(db, interactive=interactive, progress=progress_reporter())
+        shell = Shell(db, interactive=interactive, progress=progress_reporter(),
+                      internal=args.output_internal_relations)
         shell.initial_snapshot(show=not args.no_init_snapshot)
         if args.commands is not None:
             status = shell.run_text(read_text(args.commands), args.commands)

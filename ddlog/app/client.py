@@ -159,7 +159,9 @@ def _shell(server: Server, args: argparse.Namespace) -> int | None:
     from ddlog.runtime.state import program_hash
 
     open_request: dict[str, Any] = {"op": "shell-open", "program": args.program,
-                                    "program_sha256": program_hash(read_text(args.program))}
+                                    "program_sha256": program_hash(read_text(args.program)),
+                                    "internal": bool(getattr(args, "output_internal_relations",
+                                                             False))}
     chunks: Iterator[str]
     if args.commands is not None:
         text = read_text(args.commands)

@@ -181,6 +181,11 @@ class Database:
         return sorted(r.name for r in self.program.outputs())
 
     @property
+    def internal_names(self) -> list[str]:
+        return sorted(name for name, info in self.relations.items()
+                      if info.role not in ("input", "output"))
+
+    @property
     def input_names(self) -> list[str]:
         return sorted(r.name for r in self.program.inputs())
 
@@ -521,10 +526,11 @@ class Database:
     # -- committing --------------------------------------------------------------------------
 
     def commit(self, txn: Transaction, progress=None,
-               before_store: "Callable[[dict[str, DataFrame]], None] | None" = None
-               ) -> dict[str, "DataFrame"]:
-        """Run one epoch. Returns the change of every output relation whose value moved, as a
-        lazy DataFrame with the declared columns and `weight` (+1 / -1). In durable mode the
+               before_store: "Callable[[dict[str, DataFrame]], None] | None" = None,
+               internal: bool = False) -> dict[str, "DataFrame"]:
+        """Run one epoch. Returns the change of every output relation (and internal one, if
+        `internal`) whose value moved, as a lazy DataFrame with the declared columns and
+        `weight` (+1 / -1). In durable mode the
         epoch is on disk when this returns (sinks are rewritten afterwards: write_sinks). A
         failure leaves everything as it was before, and `txn` as it is. `before_store` is
         given the changes before the epoch is committed (a change feed written there is
@@ -541,8 +547,9 @@ class Database:
             if self.state is not None:
                 persist = Persister(self.state, self.spark, engine.epoch + 1)
             changes = engine.commit(updates, persist=persist, progress=progress)
+            shown = ("output", "internal") if internal else ("output",)
             changes = {r: self.named(r, df) for r, df in changes.items()
-                       if r in self.relations and self.relations[r].role == "output"}
+                       if r in self.relations and self.relations[r].role in shown}
             if before_store is not None:
                 before_store(changes)
             if self.state is not None:

@@ -207,7 +207,8 @@ class Server:
                               f"program\n"}
         file = request.get("file") or "<stdin>"
         out, err = io.StringIO(), io.StringIO()
-        shell = Shell(self.db, out=out, err=err, interactive=bool(request.get("interactive")))
+        shell = Shell(self.db, out=out, err=err, interactive=bool(request.get("interactive")),
+                      internal=bool(request.get("internal")))
         shell.file = file
         text = request.get("text")
         if text is not None:  # a whole file: its text for the caret lines

@@ -27,6 +27,9 @@ PROMPT = ">> "
 CONTINUE = ".. "
 
 
+# DDlog's standard library's internal relation of one record (Shell._dump_all)
+SINGLETON = "ddlog_std::Singleton"
+
 class SourceWindow:
     """The last lines of a stream, for the caret line of error messages (a piped stream is not
     kept whole: it may be any size)."""
@@ -53,10 +56,13 @@ class SourceWindow:
 
 class Shell:
     def __init__(self, db: Database, out: TextIO = sys.stdout, err: TextIO = sys.stderr,
-                 interactive: bool = False, progress: Callable[[str], None] | None = None):
+                 interactive: bool = False, progress: Callable[[str], None] | None = None,
+                 internal: bool = False):
         self.db = db
         self.out, self.err = out, err
         self.interactive = interactive
+        # `--output-internal-relations`: dumps and changes show the internal relations too
+        self.internal = internal
         self.progress = progress
         self.txn: Transaction | None = None
         self.file = "<stdin>"
@@ -157,12 +163,35 @@ class Shell:
         not `show`). A continued state has had its first transaction already."""
         from ddlog.plan.normalize import UNIT
 
+        if self.db.epoch != 0:
+            return
         facts = UNIT in self.db.compiled.relations or self.db.compiled.program.input_facts
-        if self.db.epoch == 0 and facts:
-            changes = self.db.commit(Transaction(), self.progress)
-            if show:
-                self._print(render.change_lines(self.db.relations,
-                                                self.db.change_rows(changes)))
+        rows = self.db.change_rows(self.db.commit(Transaction(), self.progress,
+                                                  internal=self.internal)) if facts else {}
+        if show:
+            self._print(self._change_lines(rows, first=True))
+
+    def _change_lines(self, rows: dict, first: bool = False) -> list[str]:
+        """A commit's changes as DDlog prints them. With internal relations shown, the first
+        transaction also puts DDlog's `ddlog_std::Singleton` record (see _dump_all)."""
+        blocks = {name: render.change_lines(self.db.relations, {name: rows[name]})
+                  for name in rows}
+        if first and self.internal:
+            blocks[SINGLETON] = [f"{SINGLETON}:", f"{SINGLETON}{{}}: +1"]
+        return [line for name in sorted(blocks) for line in blocks[name]]
+
+    def _dump_all(self) -> None:
+        """`dump;`: every shown relation, sorted by name. DDlog's standard library holds an
+        internal relation of one record, `ddlog_std::Singleton`, which DDlog shows among the
+        internal relations; it is shown here too, so that dumps read as DDlog's."""
+        db = self.db
+        names = db.output_names + (db.internal_names + [SINGLETON] if self.internal else [])
+        for name in sorted(names):
+            if name == SINGLETON:
+                self._print([f"{SINGLETON}:", f"{SINGLETON}{{}}", ""])
+            else:
+                self._print([f"{name}:", *render.dump_lines(db.relations[name], db.rows(name)),
+                             ""])
 
     # -- commands ----------------------------------------------------------------------------
 
@@ -188,10 +217,10 @@ class Shell:
             if self.txn is None:
                 raise self._error("commit: no transaction in progress", cmd)
             txn = self.txn
-            changes = db.commit(txn, self.progress)
+            changes = db.commit(txn, self.progress, internal=self.internal)
             self.txn = None
             if cmd.dump_changes:
-                self._print(render.change_lines(db.relations, db.change_rows(changes)))
+                self._print(self._change_lines(db.change_rows(changes)))
             if db.outputs:
                 db.write_sinks()
         elif isinstance(cmd, C.Rollback):
@@ -206,9 +235,7 @@ class Shell:
             db.apply(self.txn, cmd, self.file, self.source())
         elif isinstance(cmd, C.Dump):
             if cmd.relation is None:
-                for name in db.output_names:
-                    self._print([f"{name}:", *render.dump_lines(db.relations[name],
-                                                                db.rows(name)), ""])
+                self._dump_all()
             else:
                 info = db.relation(cmd.relation, cmd.span, self.source())
                 self._print(render.dump_lines(info, db.rows(info.name)))

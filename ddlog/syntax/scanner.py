@@ -77,6 +77,12 @@ def _scan(text: str, j: int, stack: list, interps: list[tuple[int, int]]) -> int
             if j < 0:
                 return -1
             continue
+        if c == "[" and text.startswith("[|", j):  # a raw string: skipped whole
+            close = text.find("|]", j + 2)
+            if close < 0:
+                return -1
+            j = close + 2
+            continue
         if c == '"':
             stack.append("str")
         elif c == "\\" and j + 1 < n and text[j + 1] == '"':
@@ -125,6 +131,11 @@ def unescaped_quotes(body: str) -> str:
         elif c == "\\" and inside:
             out.append(body[j:j + 2])
             j += 2
+        elif c == "[" and not inside and body.startswith("[|", j):  # a raw string, whole
+            end = body.find("|]", j + 2)
+            end = n if end < 0 else end + 2
+            out.append(body[j:end])
+            j = end
         elif c == '"' and not inside:  # a plain string: copied whole, escapes and all
             end = _scan(body, j + 1, ["str"], [])
             end = n if end < 0 else end

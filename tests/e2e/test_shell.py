@@ -407,3 +407,68 @@ def test_multisets_streams_and_delays_across_processes(cli, tmp_path):
     r = cli("shell", program, "--state", state, input=TIME_SCRIPT_2)
     assert r.code == 0, r
     assert r.out == TIME_OUTPUT_2, r
+
+
+DIALECT_PROGRAM = r"""
+input relation In(x: bit<32>, s: string)
+relation Mid(x: bit<32>, s: string)
+Mid(x, s) :- In(x, s).
+Mid(7, [|raw\n|]).
+output relation Out(x: bit<32>, s: string, ok: bool)
+Out(x, "${\"<\" ++ s ++ [|>"|]}", x > 1 => x % 2 == 0) :- Mid(x, s).
+"""
+
+DIALECT_SCRIPT = """\
+start;
+insert In(2, "a"),
+commit dump_changes;
+dump;
+"""
+
+# internal relations shown as DDlog's `--output-internal-relations` shows them, with the one
+# record of its standard library's internal relation; raw strings keep their backslashes;
+# `=>` is the loosest operator
+DIALECT_OUTPUT = r"""Mid:
+Mid{.x = 7, .s = "raw\\n"}: +1
+Out:
+Out{.x = 7, .s = "<raw\\n>\"", .ok = false}: +1
+ddlog_std::Singleton:
+ddlog_std::Singleton{}: +1
+Mid:
+Mid{.x = 2, .s = "a"}: +1
+Out:
+Out{.x = 2, .s = "<a>\"", .ok = true}: +1
+Mid:
+Mid{.x = 2, .s = "a"}
+Mid{.x = 7, .s = "raw\\n"}
+
+Out:
+Out{.x = 2, .s = "<a>\"", .ok = true}
+Out{.x = 7, .s = "<raw\\n>\"", .ok = false}
+
+ddlog_std::Singleton:
+ddlog_std::Singleton{}
+
+"""
+
+
+def test_internal_relations_raw_strings_and_implication(cli, tmp_path):
+    program = tmp_path / "dialect.dl"
+    program.write_text(DIALECT_PROGRAM)
+    r = cli("shell", program, "--output-internal-relations", input=DIALECT_SCRIPT)
+    assert r.code == 0, r
+    assert r.out == DIALECT_OUTPUT, r
+    r = cli("shell", program, input=DIALECT_SCRIPT)  # without the flag: the outputs alone
+    assert r.code == 0, r
+    assert r.out == OUTPUTS_ALONE, r
+
+
+OUTPUTS_ALONE = r"""Out:
+Out{.x = 7, .s = "<raw\\n>\"", .ok = false}: +1
+Out:
+Out{.x = 2, .s = "<a>\"", .ok = true}: +1
+Out:
+Out{.x = 2, .s = "<a>\"", .ok = true}
+Out{.x = 7, .s = "<raw\\n>\"", .ok = false}
+
+"""

@@ -601,6 +601,7 @@ def test_raw_strings():
     assert parse_expr('[|"" >= "a"|]').value == '"" >= "a"'
     assert parse_expr(r'i[|\d+ ${x} // no comment /* |]').value == r"\d+ ${x} // no comment /* "
     assert sx(parse_expr('[|a|] ++ "b${x}"')) == '(++ "a" (interp "b" x))'
+    assert parse_expr('"${[|}"|] ++ x}"').parts[0].left.value == '}"'  # inside ${...} too
     prog = parse_program('R([|a\n"b|]) :- S(x), x == [|c|].\n')
     assert prog.rules[0].head.args[0].value == 'a\n"b'
     ex = err('R([|abc) :- S(x).')
