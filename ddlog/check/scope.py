@@ -99,14 +99,15 @@ def check_int_range(value: int, t: TInt, span: Span) -> None:
 def type_literal(lit: ast.Lit, hint: Type | None, span: Span | None = None) -> Type:
     """Type a literal in place. Untyped integer literals take an integer or float `hint`
     (an integer literal where a float is expected becomes a float literal), else bigint;
-    float literals take a float `hint`, else double; width literals `32'd1` are fixed."""
+    float literals take a float `hint`, else double; width literals `32'd1`, `32'f1.5` are
+    fixed."""
     span = span or lit.span
     if lit.kind == "bool":
         t: Type = BOOL
     elif lit.kind == "string":
         t = STRING
     elif lit.kind == "float":
-        t = hint if isinstance(hint, TFloat) else DOUBLE
+        t = TFloat(lit.width) if lit.width else hint if isinstance(hint, TFloat) else DOUBLE
     elif lit.width is not None:
         t = TInt(lit.signed, lit.width)
         check_int_range(lit.value, t, span)

@@ -41,8 +41,8 @@ from ddlog.grammar import program_parser
 # ---------------------------------------------------------------------------------------------
 # Lark errors -> ParseError
 
-_LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "FLOAT", "STRING", "ISTRING", "RAW_STRING",
-             "TRUE", "FALSE", "JSON"}
+_LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "WIDTH_FLOAT", "FLOAT", "STRING", "ISTRING",
+             "RAW_STRING", "TRUE", "FALSE", "JSON"}
 _READABLE = {"UIDENT": "identifier", "LIDENT": "identifier", "WHOLE": "identifier",
              "DOT": "'.'", "END_DOT": "'.'",
              "$END": "end of input", "WILDCARD": "'_'"}
@@ -694,7 +694,14 @@ class Builder:
         return ast.Lit(value, "int", span, width=width, signed=signed)
 
     def float_lit(self, meta, ch):
-        return ast.Lit(float(str(ch[0])), "float", self.tsp(ch[0]))
+        tok = ch[0]
+        if tok.type == "WIDTH_FLOAT":  # `32'f0.5`: a float, `64'f0.5`: a double
+            width, digits = str(tok).split("'f")
+            if width not in ("32", "64"):
+                raise self.fail(f"a floating-point literal is 32 or 64 bits wide, not {width}",
+                                self.tsp(tok))
+            return ast.Lit(float(digits), "float", self.tsp(tok), width=int(width))
+        return ast.Lit(float(str(tok)), "float", self.tsp(tok))
 
     def bool_lit(self, meta, ch):
         return ast.Lit(str(ch[0]) == "true", "bool", self.tsp(ch[0]))
@@ -776,9 +783,11 @@ class Builder:
         return ast.PLit(lit, self.sp(meta))
 
     def p_neg(self, meta, ch):
-        lit = self.float_lit(meta, ch[1:]) if ch[1].type == "FLOAT" else self.int_lit(meta, ch[1:])
+        lit = self.float_lit(meta, ch[1:]) if ch[1].type in ("FLOAT", "WIDTH_FLOAT") \
+            else self.int_lit(meta, ch[1:])
         span = self.sp(meta)
-        return ast.PLit(ast.Lit(-lit.value, lit.kind, span), span)
+        width = lit.width if lit.kind == "float" else None
+        return ast.PLit(ast.Lit(-lit.value, lit.kind, span, width), span)
 
     def p_tuple(self, meta, ch):
         return ast.PTuple(_strip_none(ch), self.sp(meta))

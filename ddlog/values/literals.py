@@ -76,7 +76,9 @@ class _Converter:
         """What the user wrote, for messages: a category and the text."""
         text = self.text(e)
         if isinstance(e, ast.Lit):
-            if e.width is not None:
+            if e.width is not None and e.kind == "float":
+                kind = {32: "float", 64: "double"}.get(e.width, "float") + " literal"
+            elif e.width is not None:
                 kind = f"{'signed' if e.signed else 'bit'}<{e.width}> literal"
             else:
                 kind = {"int": "integer", "float": "float", "bool": "bool",
@@ -253,7 +255,8 @@ class _Constant(TypeMapping):
         return conv.integer(e, t) if isinstance(e, ast.Lit) and e.kind == "int" else _NO
 
     def on_float(self, t, e, conv):
-        if isinstance(e, ast.Lit) and e.kind in ("int", "float") and e.width is None:
+        if isinstance(e, ast.Lit) and e.kind in ("int", "float") and (
+                e.width is None or e.kind == "float" and e.width == t.bits):
             return conv.floating(e, t)
         return _NO
 

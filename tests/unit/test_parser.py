@@ -553,6 +553,13 @@ def test_float_bool_literals():
         assert (lit.kind, lit.value) == ("float", value)
     assert parse_expr("true") == ast.Lit(True, "bool", Span("<input>", 1, 1, 1, 5))
     assert parse_expr("false").value is False
+    # DDlog's floating-point literals with a width: 32 a float, 64 a double
+    for text, value, width in [("32'f0.5", 0.5, 32), ("64'f1e3", 1000.0, 64),
+                               ("64'f333.36", 333.36, 64)]:
+        lit = parse_expr(text)
+        assert (lit.kind, lit.value, lit.width) == ("float", value, width)
+    ex = err("16'f1.5", expr=True)
+    assert ex.message == "a floating-point literal is 32 or 64 bits wide, not 16"
 
 
 def test_negative_literals_are_folded():

@@ -710,3 +710,10 @@ Q[P{k, s}] :- In(k, s).
           "primary key of 'R'", "y", nth=3)  # after those of `primary key`
     fails("input relation R(x: bigint)\noutput relation S(x: bigint)\nS[y] :- R(y).",
           "type mismatch: expected S, found bigint", "y]")
+
+
+def test_float_literals_with_a_width_have_their_type():
+    prog = check("output relation F(a: float, b: double)\nF(32'f0.5, -64'f2.5).\n")
+    a, b = prog.rules[0].head.args if prog.rules else prog.facts["F"][0]
+    assert (a.ty, b.ty) == (FLOAT, DOUBLE)
+    fails("output relation F(a: double)\nF(32'f0.5).\n", "expected double", "32'f0.5")
