@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ddlog.app.transaction import CLEAR, Transaction
 from ddlog.errors import EvaluationError, Span, UpdateError
 from ddlog.plan import CompiledProgram, load_text
+from ddlog.check.program import INSPECTED
 from ddlog.syntax import ast
 from ddlog.syntax import commands as C
 from ddlog.syntax.source import read_text
@@ -183,7 +184,7 @@ class Database:
     @property
     def internal_names(self) -> list[str]:
         return sorted(name for name, info in self.relations.items()
-                      if info.role not in ("input", "output"))
+                      if info.role not in ("input", "output") and not name.startswith(INSPECTED))
 
     @property
     def input_names(self) -> list[str]:
@@ -546,10 +547,11 @@ class Database:
             persist = None
             if self.state is not None:
                 persist = Persister(self.state, self.spark, engine.epoch + 1)
-            changes = engine.commit(updates, persist=persist, progress=progress)
+            every = engine.commit(updates, persist=persist, progress=progress)
             shown = ("output", "internal") if internal else ("output",)
-            changes = {r: self.named(r, df) for r, df in changes.items()
-                       if r in self.relations and self.relations[r].role in shown}
+            changes = {r: self.named(r, df) for r, df in every.items()
+                       if r in self.relations and self.relations[r].role in shown
+                       and not r.startswith(INSPECTED)}
             if before_store is not None:
                 before_store(changes)
             if self.state is not None:
@@ -573,6 +575,10 @@ class Database:
                                  f"transaction was not committed") from None
             raise EvaluationError(f"the transaction failed and was rolled back: {what}") \
                 from None
+        if self.program.inspections:
+            from ddlog.app.inspect import run_inspections
+
+            run_inspections(self, every, engine.epoch)
         return changes
 
     def _with_facts(self, updates: dict[str, list[Update]]) -> dict[str, list[Update]]:

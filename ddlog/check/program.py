@@ -5,14 +5,32 @@ After `ddlog.check.rules.check_program(ast_program)`:
 - calls of user functions are inlined (their bodies substituted, with fresh copies of the
   nodes), so the only `Call`s left are built-ins (see ddlog/builtins/) and group methods;
 - named atom arguments `R(.x = e)` are turned into positional ones, `_` filling the rest;
-- chained group methods are already split by the parser (see `BodyGroupBy` in ddlog/syntax/ast.py).
+- chained group methods are already split by the parser (see `BodyGroupBy` in ddlog/syntax/ast.py);
+- each `Inspect` is gone from its rule: an internal multiset relation holds the rule's
+  valuations at that point (a rule of its own, the body before the Inspect), and an
+  `Inspection` says what to call on each of its changes.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ddlog.syntax.ast import Expr, Program, Rule
+from ddlog.errors import Span
+from ddlog.syntax.ast import Call, Expr, Program, Rule
 from ddlog.types import RelationInfo, Type
+
+# the internal relations of the Inspects are named this, and a number
+INSPECTED = "__inspect"
+
+
+@dataclass
+class Inspection:
+    """An `Inspect f(args)`: each change of `relation` (the valuations of the rule at that
+    point, one column per variable bound there) calls `call` (typed; ddlog/builtins/
+    inspect.py lists the functions) with ddlog_timestamp and ddlog_weight bound too."""
+
+    relation: str
+    call: Call
+    span: Span
 
 
 @dataclass
@@ -25,6 +43,7 @@ class CheckedProgram:
     keys: dict[str, Expr] = field(default_factory=dict)
     # input relation -> the rows of its facts (`R(1, "a").`), inserted by the first epoch
     input_facts: dict[str, list[tuple]] = field(default_factory=dict)
+    inspections: list[Inspection] = field(default_factory=list)
 
     @property
     def file(self) -> str:

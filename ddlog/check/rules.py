@@ -17,7 +17,7 @@ import pickle
 from ddlog.syntax import ast
 from ddlog.syntax.bindings import matching_items
 from ddlog.syntax.modules import bound_variables
-from ddlog.check.program import CheckedProgram
+from ddlog.check.program import INSPECTED, CheckedProgram, Inspection
 from ddlog.types import RelationInfo
 from ddlog.errors import TypeCheckError
 from ddlog.check.exprs import ExprChecker
@@ -25,7 +25,8 @@ from ddlog.check.inline import Inliner, iter_nodes, measure
 from ddlog.limits import recursion_room
 from ddlog.check.resolve import Decls, FuncInfo, resolve_decls
 from ddlog.check.scope import Retype, Scope, error, flexible, mismatch
-from ddlog.types import BOOL, TGroup, TMap, TSet, TTuple, TVec, Type
+from ddlog.builtins.inspect import EFFECTS, INSPECT_VARS
+from ddlog.types import BOOL, TFunc, TGroup, TMap, TSet, TTuple, TVec, Type
 
 
 @recursion_room()
@@ -39,6 +40,7 @@ def check_program(prog: ast.Program) -> CheckedProgram:
         rules = [check_rule(ck, rule) for rule in prog.rules
                  if not _is_input_fact(rule, decls)]
         rules = [ck.closures.expand(ck, r) for r in rules]  # now that every closure is known
+        rules, inspections = split_inspections(rules, decls.relations)
         keys = check_keys(ck, prog, decls)
     except TypeCheckError as e:
         if e.source is None:
@@ -46,7 +48,30 @@ def check_program(prog: ast.Program) -> CheckedProgram:
             in_module = e.span is not None and e.span.file in prog.sources
             e.source = prog.sources[e.span.file] if in_module else prog.source
         raise
-    return CheckedProgram(prog, decls.relations, decls.types, rules, keys, facts)
+    return CheckedProgram(prog, decls.relations, decls.types, rules, keys, facts, inspections)
+
+
+def split_inspections(rules: list[ast.Rule], relations: dict[str, RelationInfo]
+                      ) -> tuple[list[ast.Rule], list[Inspection]]:
+    """Each `Inspect` taken out of its rule (it derives nothing) and made an internal multiset
+    relation of the variables bound at its point, derived by the body before it; the
+    Inspection says what each of its changes calls."""
+    out: list[ast.Rule] = []
+    inspections: list[Inspection] = []
+    for rule in rules:
+        kept = [item for item in rule.body if not isinstance(item, ast.BodyInspect)]
+        for k, item in enumerate(rule.body):
+            if not isinstance(item, ast.BodyInspect):
+                continue
+            name = f"{INSPECTED}{len(inspections)}"
+            relations[name] = RelationInfo(name, "internal", tuple(item.vars), item.span,
+                                           kind="multiset")
+            head = ast.Atom(name, [ast.Var(v, item.span, t) for v, t in item.vars], item.span)
+            before = [i for i in rule.body[:k] if not isinstance(i, ast.BodyInspect)]
+            out.append(ast.Rule(head, copy.deepcopy(before), item.span))
+            inspections.append(Inspection(name, item.expr, item.span))
+        out.append(rule if len(kept) == len(rule.body) else ast.Rule(rule.head, kept, rule.span))
+    return out, inspections
 
 
 def delayed(relations: dict[str, RelationInfo], rel: RelationInfo, n: int) -> RelationInfo:
@@ -414,6 +439,29 @@ class RuleChecker:
 
     def _BodyCond(self, item: ast.BodyCond) -> None:
         item.expr = self.ck.check(item.expr, self.scope(), BOOL, "a condition must be bool")
+
+    def _BodyInspect(self, item: ast.BodyInspect) -> None:
+        """`Inspect f(args)`: f one of the functions run for their effect (EFFECTS); its
+        arguments see the variables bound so far (but groups and closures, which no
+        relation holds) and `ddlog_timestamp`, `ddlog_weight`. Binds nothing."""
+        call = item.expr
+        known = ", ".join(f"{name}({', '.join(str(t) for t in params)})"
+                          for name, params in EFFECTS.items())
+        if not isinstance(call, ast.Call) or call.method or call.func not in EFFECTS:
+            raise error(f"Inspect calls a function for its effect on each change, one of: "
+                        f"{known} (import DDlog's inspect_log module for `log`)", item.span)
+        params = EFFECTS[call.func]
+        if len(call.args) != len(params):
+            raise error(f"'{call.func}' takes {len(params)} arguments, found {len(call.args)}",
+                        call.span)
+        item.vars = [(v, t) for v, t in self.env.items() if not isinstance(t, (TGroup, TFunc))]
+        for name in INSPECT_VARS:
+            if name in self.env:
+                raise error(f"'{name}' is the Inspect's own variable: rename the rule's "
+                            f"'{name}'", item.span)
+        sc = self.scope(env={**dict(item.vars), **INSPECT_VARS})
+        call.args = [self.ck.check(a, sc, t, f"argument {i + 1} of '{call.func}'")
+                     for i, (a, t) in enumerate(zip(call.args, params))]
 
     def bind(self, var: str, span) -> None:
         if var in self.env:

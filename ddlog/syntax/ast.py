@@ -420,7 +420,19 @@ class BodyGroupBy(Node):
     annotation: TypeExpr | None = None  # `var g: Group<K, V> = ...`
 
 
-BodyItem = Union[BodyAtom, BodyCond, BodyAssign, BodyFlatMap, BodyGroupBy]
+@dataclass
+class BodyInspect(Node):
+    """`Inspect f(args)`: f, a function run for its effect on the driver (ddlog/builtins/
+    inspect.py), is called for every change of the rule's valuations at this point, with
+    `ddlog_timestamp` and `ddlog_weight` bound too. It binds nothing and filters nothing. The
+    checker fills `vars`: the variables bound at this point, with their types."""
+
+    expr: Expr
+    span: Span
+    vars: list[tuple[str, Type]] = field(default_factory=list)
+
+
+BodyItem = Union[BodyAtom, BodyCond, BodyAssign, BodyFlatMap, BodyGroupBy, BodyInspect]
 
 
 @dataclass

@@ -385,9 +385,7 @@ class Builder:
                              record=atom.whole.name)]
 
     def body_inspect(self, meta, ch):
-        raise self.fail("`Inspect e` is not supported: DDlog runs e for its side effects (extern "
-                        "functions, in Rust) on every change at that point of the rule, which "
-                        "cannot run on Spark", self.sp(meta))
+        return [ast.BodyInspect(ch[1], self.sp(meta))]
 
     def body_not(self, meta, ch):
         self._no_whole(ch[1])

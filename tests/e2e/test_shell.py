@@ -472,3 +472,44 @@ Out{.x = 2, .s = "<a>\"", .ok = true}
 Out{.x = 7, .s = "<raw\\n>\"", .ok = false}
 
 """
+
+
+INSPECT_PROGRAM = """
+import inspect_log as log
+input relation Edge(a: u32, b: u32)
+output relation Two(a: u32, c: u32)
+Two(a, c) :- Edge(a, b),
+             Inspect log::log("{log}", "${ddlog_timestamp} ${ddlog_weight} edge ${a}->${b}"),
+             Edge(b, c), a != c,
+             Inspect log::log("{log}", "${if (ddlog_weight > 0) {\\"+\\"} else {\\"-\\"}}two ${a}->${c}").
+"""
+
+INSPECT_SCRIPT = """\
+start;
+insert Edge(1, 2),
+insert Edge(2, 3),
+commit;
+start;
+delete Edge(2, 3),
+insert Edge(2, 4),
+commit;
+dump Two;
+"""
+
+
+def test_inspect_calls_its_function_for_each_change(cli, tmp_path):
+    """`Inspect log::log(file, msg)`: one line for every change of the rule's valuations at
+    that point, after the epoch commits; the rule derives what it derives without it."""
+    (tmp_path / "inspect_log.dl").write_text(
+        "#[has_side_effects]\nextern function log(filename: string, msg: string): ()\n")
+    log = tmp_path / "inspect.log"
+    program = tmp_path / "insp.dl"
+    program.write_text(INSPECT_PROGRAM.replace("{log}", str(log)))
+    r = cli("shell", program, input=INSPECT_SCRIPT)
+    assert r.code == 0, r
+    assert r.out == "Two{.a = 1, .c = 4}\n", r
+    assert log.read_text() == (
+        "1 1 edge 1->2\n1 1 edge 2->3\n"
+        "+two 1->3\n"
+        "2 -1 edge 2->3\n2 1 edge 2->4\n"
+        "+two 1->4\n-two 1->3\n")

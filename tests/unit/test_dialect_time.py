@@ -15,6 +15,7 @@ from ddlog.plan import load_text
 from ddlog.syntax import ast
 from ddlog.syntax.commands import parse_commands
 from ddlog.syntax.parser import parse_program
+from ddlog.types import BIGINT, STRING
 from ddlog.values.render import dump_lines
 from tests.oracle.data import apply_updates, load_dat
 from tests.oracle.evaluate import evaluate
@@ -221,10 +222,52 @@ start; insert S(2, 4); commit;
     assert fourth["C"] == Counter({(2, "b", 4): 1}) and fourth["Total"] == {(1, 10), (2, 5)}
 
 
-def test_inspect_is_refused_with_a_message():
-    src = ("input relation R(x: bigint)\noutput relation O(x: bigint)\n"
-           'O(x) :- R(x), Inspect log("${x}").')
-    parse_fails(src, "`Inspect e` is not supported", "Inspect")
-    # a relation or a constructor may still be called Inspect
+INSPECT_LOG = "#[has_side_effects]\nextern function log(filename: string, msg: string): ()\n"
+
+
+def test_inspect_is_a_relation_of_the_valuations_at_its_point(tmp_path):
+    """`Inspect f(..)` leaves the rule as it is without it, and an internal multiset of the
+    variables bound at that point (groups left out) that the Inspect reads."""
+    from tests.oracle.evaluate import evaluate
+
+    (tmp_path / "inspect_log.dl").write_text(INSPECT_LOG)
+    src = ("import inspect_log as log\n"
+           "input relation R(x: bigint, s: string)\noutput relation O(s: string, n: u64)\n"
+           "O(s, n) :- R(x, s), Inspect log::log(\"f\", \"${x}${ddlog_weight}\"),\n"
+           "           var n = x.group_by(s).count(),\n"
+           "           Inspect log::log(\"f\", \"${ddlog_timestamp}: ${s}=${n}\").\n")
+    (tmp_path / "p.dl").write_text(src)
+    fe = load_text(src, str(tmp_path / "p.dl"))
+    program = fe.program
+    first, second = program.inspections
+    assert program.relations[first.relation].columns == (("x", BIGINT), ("s", STRING))
+    assert program.relations[second.relation].kind == "multiset"
+    assert [n for n, _ in program.relations[second.relation].columns] == ["s", "n"]
+    assert first.call.func == "inspect_log::log"
+    out = evaluate(program, {"R": {(1, "a"), (2, "a"), (5, "b")}})
+    assert out["O"] == {("a", 2), ("b", 1)}
+    assert out[first.relation] == Counter({(1, "a"): 1, (2, "a"): 1, (5, "b"): 1})
+    assert out[second.relation] == Counter({("a", 2): 1, ("b", 1): 1})
+
+
+@pytest.mark.parametrize("inspect, message, at", [
+    ('Inspect log("${x}")', "Inspect calls a function for its effect on each change, one of: "
+                            "inspect_log::log(string, string)", "Inspect"),
+    ('Inspect { 1 }', "Inspect calls a function for its effect", "Inspect"),
+    ('Inspect log::log("f", x)', "argument 2 of 'inspect_log::log'", "x)"),
+    ('Inspect log::log("f")', "'inspect_log::log' takes 2 arguments, found 1", "log::log"),
+])
+def test_inspect_errors(tmp_path, inspect, message, at):
+    (tmp_path / "inspect_log.dl").write_text(INSPECT_LOG)
+    src = ("import inspect_log as log\ninput relation R(x: bigint)\n"
+           f"output relation O(x: bigint)\nO(x) :- R(x), {inspect}.\n")
+    with pytest.raises(DDlogError) as info:
+        load_text(src, str(tmp_path / "p.dl"))
+    assert message in info.value.message, info.value.message
+    line, col = info.value.span.line, info.value.span.col
+    assert (line, src.splitlines()[line - 1][col - 1:].startswith(at)) == (4, True)
+
+
+def test_a_relation_or_constructor_may_be_called_inspect():
     parse_program("input relation Inspect(x: bigint)\noutput relation O(x: bigint)\n"
                   "O(x) :- Inspect(x).")
