@@ -324,6 +324,9 @@ class Builder:
         # with its own copy of the body: the checker types nodes in place)
         return [ast.Rule(h, copy.deepcopy(body), self.sp(meta)) for h in heads]
 
+    def located_head(self, meta, ch):
+        return ch[0]
+
     def atom(self, meta, ch):
         name, args = str(ch[0]), ch[1]
         delay, diff = 0, False
@@ -714,6 +717,21 @@ class Builder:
                         column=tok.column + 1, end_line=tok.end_line, end_column=tok.end_column,
                         end_pos=tok.end_pos)
         return self.decode_string(tok)
+
+    def adjacent_strings(self, meta, ch):
+        """`"a" "b${x}"`: string literals side by side are one, as DDlog reads them."""
+        parts: list = []
+        for tok in ch:
+            s = self.string_lit(meta, [tok])
+            for part in (s.parts if isinstance(s, ast.Interp) else [s.value]):
+                if isinstance(part, str) and parts and isinstance(parts[-1], str):
+                    parts[-1] += part
+                else:
+                    parts.append(part)
+        span = self.sp(meta)
+        if all(isinstance(p, str) for p in parts):
+            return ast.Lit("".join(parts), "string", span)
+        return ast.Interp(parts, span)
 
     def decode_string(self, tok: Token) -> ast.Lit | ast.Interp:
         raw = self.raw[tok.start_pos:tok.end_pos]

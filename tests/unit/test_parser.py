@@ -615,6 +615,19 @@ def test_raw_strings():
     assert ex.message.startswith("unterminated raw string") and at(ex) == (1, 3)
 
 
+def test_adjacent_strings_are_one():
+    assert parse_expr('"a" [|b"|] "c"').value == 'ab"c'
+    assert sx(parse_expr('i"x${n}" "!" "?"')) == '(interp "x" n "!?")'
+
+
+def test_a_head_location_is_read_and_left_out():
+    """D3log's `H(..) @loc :- ..`: Spark places the data, so the rule is the same without."""
+    with_loc = parse_program("R(x) @ w :- S(x, w).\nR(x) @w, T(x) :- S(x, w).\n")
+    plain = parse_program("R(x) :- S(x, w).\nR(x), T(x) :- S(x, w).\n")
+    assert [sx(r.head) for r in with_loc.rules] == [sx(r.head) for r in plain.rules]
+    assert len(with_loc.rules) == 3
+
+
 def test_interpolation_spans():
     p = parse_program('R(x) :- S(x), var s = "ab${x + 1}".\n')
     s = p.rules[0].body[1].expr
