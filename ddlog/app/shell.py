@@ -30,6 +30,7 @@ CONTINUE = ".. "
 # DDlog's standard library's internal relation of one record (Shell._dump_all)
 SINGLETON = "ddlog_std::Singleton"
 
+
 class SourceWindow:
     """The last lines of a stream, for the caret line of error messages (a piped stream is not
     kept whole: it may be any size)."""
