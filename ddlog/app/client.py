@@ -160,8 +160,7 @@ def _shell(server: Server, args: argparse.Namespace) -> int | None:
 
     open_request: dict[str, Any] = {"op": "shell-open", "program": args.program,
                                     "program_sha256": program_hash(read_text(args.program)),
-                                    "internal": bool(getattr(args, "output_internal_relations",
-                                                             False))}
+                                    "internal": args.output_internal_relations}
     chunks: Iterator[str]
     if args.commands is not None:
         text = read_text(args.commands)

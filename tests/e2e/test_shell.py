@@ -245,13 +245,19 @@ Count{.b = true, .n = 1}
 """
 
 
+def shell_prints(cli, tmp_path, text: str, script: str, *flags: str) -> str:
+    """What `ddlog shell PROGRAM [flags] < script` prints, PROGRAM holding `text`; the command
+    must succeed."""
+    program = tmp_path / "shell.dl"
+    program.write_text(text)
+    r = cli("shell", program, *flags, input=script)
+    assert r.code == 0, r
+    return r.out
+
+
 def test_shell_output_format(cli, tmp_path):
     """One SparkSession for the whole stream, no state directory: DDlog's text format."""
-    program = tmp_path / "fmt.dl"
-    program.write_text(FORMAT_PROGRAM)
-    r = cli("shell", program, input=FORMAT_SCRIPT)
-    assert r.code == 0, r
-    assert r.out == FORMAT_OUTPUT, r
+    assert shell_prints(cli, tmp_path, FORMAT_PROGRAM, FORMAT_SCRIPT) == FORMAT_OUTPUT
 
 
 KEYS_PROGRAM = """
@@ -453,14 +459,10 @@ ddlog_std::Singleton{}
 
 
 def test_internal_relations_raw_strings_and_implication(cli, tmp_path):
-    program = tmp_path / "dialect.dl"
-    program.write_text(DIALECT_PROGRAM)
-    r = cli("shell", program, "--output-internal-relations", input=DIALECT_SCRIPT)
-    assert r.code == 0, r
-    assert r.out == DIALECT_OUTPUT, r
-    r = cli("shell", program, input=DIALECT_SCRIPT)  # without the flag: the outputs alone
-    assert r.code == 0, r
-    assert r.out == OUTPUTS_ALONE, r
+    assert shell_prints(cli, tmp_path, DIALECT_PROGRAM, DIALECT_SCRIPT,
+                        "--output-internal-relations") == DIALECT_OUTPUT
+    # without the flag: the outputs alone
+    assert shell_prints(cli, tmp_path, DIALECT_PROGRAM, DIALECT_SCRIPT) == OUTPUTS_ALONE
 
 
 OUTPUTS_ALONE = r"""Out:
