@@ -75,7 +75,7 @@ def main() -> int:
     cold, full_jit = cold_commands(state, nodes, rng, args.repeat, args.compare_jit)
     if args.compare_jit:
         # `run` itself, into fresh states, as it starts by default (the quick compiler for
-        # sources of at most QUICK_SOURCE_BYTES) and with the full compiler, in turns
+        # sources of at most config.quick_source_bytes) and with the full compiler, in turns
         runs: dict[str, list[float]] = {"default": [], "full": []}
         for k in range(args.repeat):
             for how, extra in (("default", ()), ("full", FULL_JIT)):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
+from ddlog import environment
+
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> str | None:
     """The directory, created if need be; None when it cannot be written (then nothing is
     cached)."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = (environment.get(environment.XDG_CACHE_HOME, environ=environ)
+            or os.path.join(os.path.expanduser("~"), ".cache"))
     return writable_dir(os.path.join(base, "ddlog"))
 
 

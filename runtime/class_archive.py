@@ -31,6 +31,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from ddlog import environment
 from ddlog.cache import cache_dir, writable_dir
 
 # every message of the JVM's class-data-sharing (an archive that cannot be used, classes it
@@ -68,7 +69,7 @@ class ClassArchive:
         return None
 
     def usable(self) -> str | None:
-        """The written archive, if a JVM maps it and its checksums hold (0.2 s): a damaged
+        """The written archive, if a JVM maps it and its checksums hold: a damaged
         archive is removed (the next driver writes a new one), never given to a driver,
         which it could crash."""
         path = self.ready()
@@ -168,8 +169,9 @@ def class_archive(settings: dict[str, str],
                   environ: dict[str, str] | None = None) -> ClassArchive | None:
     """The archive for a driver started with these Spark `settings`, or None when it is
     turned off, the JVM cannot be found or the cache directory cannot be written."""
-    env = os.environ if environ is None else environ
-    if env.get("DDLOG_CLASS_ARCHIVE", "on").lower() in ("off", "0", "false", "no"):
+    env = environ  # None: the process's
+    off = ("off", "0", "false", "no")
+    if environment.get(environment.CLASS_ARCHIVE, "on", env).lower() in off:
         return None
     java = _java(env)
     if java is None:
@@ -177,7 +179,7 @@ def class_archive(settings: dict[str, str],
     given = settings.get("spark.driver.extraJavaOptions", "")
     if "SharedArchiveFile" in given or "ArchiveClassesAtExit" in given or "Xshare" in given:
         return None  # the user chose their own
-    given_dir = env.get("DDLOG_CLASS_ARCHIVE_DIR")
+    given_dir = environment.get(environment.CLASS_ARCHIVE_DIR, None, env)
     directory = writable_dir(given_dir) if given_dir else cache_dir(env)
     if directory is None:
         return None
@@ -186,9 +188,9 @@ def class_archive(settings: dict[str, str],
 
 def _java(env) -> str | None:
     """The java that spark-submit runs: $JAVA_HOME/bin/java, else the one on the PATH."""
-    home = env.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home else shutil.which("java",
-                                                                      path=env.get("PATH"))
+    home = environment.get(environment.JAVA_HOME, None, env)
+    java = (os.path.join(home, "bin", "java") if home
+            else shutil.which("java", path=environment.get(environment.PATH, None, env)))
     return os.path.realpath(java) if java and os.path.isfile(java) else None
 
 
@@ -199,7 +201,8 @@ def _key(java: str, settings: dict[str, str], env) -> str:
 
     jars = os.path.join(os.path.dirname(os.path.realpath(pyspark.__file__)), "jars")
     parts = [java, _stamp(java), pyspark.__version__, jars, _stamp(jars),
-             env.get("SPARK_HOME", ""), env.get("SPARK_DIST_CLASSPATH", ""),
+             environment.get(environment.SPARK_HOME, "", env),
+             environment.get(environment.SPARK_DIST_CLASSPATH, "", env),
              settings.get("spark.driver.extraClassPath", "")]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 

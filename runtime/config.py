@@ -1,5 +1,11 @@
-"""The engine's knobs, in one place: every size threshold and limit the runtime uses is a
-field here, and an Engine carries one Config (nothing is a module-level global)."""
+"""The engine's knobs, in one place: every size threshold and limit the runtime and the
+commands use is a field here, and an Engine carries one Config (nothing is a module-level
+global). The Spark settings the engine applies are not knobs but what its design needs of
+Spark, kept beside the code that applies them: ddlog's local-mode session defaults
+(runtime/spark.DEFAULTS, each overridden by the user's own setting), the settings under which
+a small action runs as one job (runtime/physical.driver_sized). The environment variables
+the engine reads are those of runtime/spark (SPARK_REMOTE, SPARK_MASTER: PySpark's own;
+DDLOG_SPARK_LOG_LEVEL) and DDLOG_FAILPOINT, the crash tests' (runtime/state/layout)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
@@ -29,6 +35,17 @@ class Config:
     # A trace's batches of the running epoch, and of the past, before older ones are merged.
     max_cur_batches: int = 8
     max_past_batches: int = 6
+    # A recursive distinct's history of the epoch is held whole again every max_cur_batches
+    # parts, while that keeps its action small; past local_rows it stays in parts, up to
+    # this many times max_cur_batches, and is then held whole all the same: plans over more
+    # parts cost more to build (runtime/operators/distinct).
+    max_history_parts: int = 4
+    # Up to this many rows, rows given in Python become a local relation on the JVM
+    # (physical.local_frame); more go through Spark's createDataFrame.
+    local_frame_rows: int = 10_000
+    # A command whose work is reading files of at most this many bytes in all starts its JVM
+    # for a short life (the CLI's quick_jit_for: no optimising compiler).
+    quick_source_bytes: int = 2 << 20
     # A durable epoch's end writes its traces' batches with this many threads at once (1: one
     # after another). Even a one-row `ddlog feed` on reach.dl writes several traces' batches
     # (and merges of their spines), each a small job whose time is mostly fixed cost: written

@@ -6,6 +6,7 @@ used as it is.
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import threading
@@ -15,6 +16,7 @@ from typing import Callable, Iterator, TypeVar
 
 from pyspark.sql import SparkSession
 
+from ddlog import environment
 from ddlog.errors import DDlogError
 
 T = TypeVar("T")
@@ -61,7 +63,7 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
     (QUICK_JIT; a JIT option the user gives comes later on the command line and wins).
     `remote` (else $SPARK_REMOTE, PySpark's own convention, unless `master` is given): a
     Spark Connect session of that server (connect_session)."""
-    remote = remote or (None if master else os.environ.get("SPARK_REMOTE"))
+    remote = remote or (None if master else environment.get(environment.SPARK_REMOTE))
     if remote:
         return connect_session(remote, conf or {})
     active = SparkSession.getActiveSession()
@@ -73,7 +75,7 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None,
                 pass
         return active
     builder = SparkSession.builder.appName(app_name)
-    builder = builder.master(master or os.environ.get("SPARK_MASTER", "local[*]"))
+    builder = builder.master(master or environment.get(environment.SPARK_MASTER, "local[*]"))
     from pyspark import SparkConf
 
     user = SparkConf()  # picks up spark.* Java system properties / submit args
@@ -250,8 +252,9 @@ def settings_gate(spark: SparkSession) -> SettingsGate:
 def side_by_side(spark: SparkSession, calls: list[Callable[[], T]], threads: int) -> list[T]:
     """The results of `calls`, run on up to `threads` threads at once (one after another when
     `threads` is 1). Each thread starts with this thread's Spark local properties (its job
-    group, so the jobs it starts are counted as this thread's). All calls finish before the
-    first exception, if any, is raised. A call that sets SQL settings for its actions
+    group, so the jobs it starts are counted as this thread's) and its context (the epoch's
+    recorder, runtime/stats). All calls finish before the first exception, if any, is
+    raised. A call that sets SQL settings for its actions
     (physical.spark_settings) runs them while the others wait (settings_gate); one whose
     actions need the session's own settings asks for them (physical.own_settings)."""
     if threads <= 1 or len(calls) <= 1:
@@ -264,7 +267,10 @@ def side_by_side(spark: SparkSession, calls: list[Callable[[], T]], threads: int
     if threading.get_ident() in _ENGINE_THREADS.inside:  # the threads are quiet as this one
         calls = [_quietly(call) for call in calls]
     with ThreadPoolExecutor(min(threads, len(calls)), thread_name_prefix="ddlog") as pool:
-        futures = [pool.submit(inherit(call)) for call in calls]
+        # each call in a copy of this thread's context: the epoch's recorder
+        # (runtime/stats) sees the actions it starts
+        futures = [pool.submit(contextvars.copy_context().run, inherit(call))
+                   for call in calls]
     return [f.result() for f in futures]
 
 
@@ -325,7 +331,7 @@ LOG_CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.pr
 
 def log_level() -> str:
     """Spark's log level: DDLOG_SPARK_LOG_LEVEL (e.g. warn, info), else off."""
-    return os.environ.get("DDLOG_SPARK_LOG_LEVEL", "off").lower()
+    return (environment.get(environment.SPARK_LOG_LEVEL) or "off").lower()
 
 
 # What the JVM itself prints on stderr before any logging is set up (e.g. "WARNING: Using
@@ -343,7 +349,8 @@ def _launch(builder, settings: dict[str, str], level: str) -> None:
 
     from ddlog.runtime.class_archive import class_archive
 
-    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+    if (SparkContext._gateway is not None
+            or environment.get(environment.PYSPARK_GATEWAY_PORT) is not None):
         return
     key = "spark.driver.extraJavaOptions"
     archive = class_archive(settings)

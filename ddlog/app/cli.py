@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from ddlog import environment
 from ddlog.errors import DDlogError
 from ddlog.syntax.source import read_stream, read_text
 
@@ -89,13 +90,6 @@ SERVED = (*SERVED_COMMANDS, "shell")
 # a transaction, a query or a script, then exit. `serve` and a `stream` on an interval stay,
 # and get the JVM's full compiler.
 SHORT_LIVED = ("feed", "query", "sql", "shell")
-# `run`, `refresh` and `stream --trigger available-now` read their sources and exit: short
-# lived too when the sources are files of at most this many bytes in all (see quick_jit_for).
-# A cold `ddlog run` of programs/reach.dl over edges in CSV is faster with the quick compiler
-# while its sources are small, breaks even at a few megabytes, and beyond is much slower with
-# it, as its longer run gets hot and needs the full compiler's code. A program that does more
-# per input row breaks even at fewer bytes, so the line is drawn below that point.
-QUICK_SOURCE_BYTES = 2 << 20
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -261,9 +255,7 @@ def spark_options(args: argparse.Namespace):
         raise DDlogError(f"--conf ddlog.{err}") from None
     level = None
     if args.verbose:
-        import os
-
-        level = os.environ.get("DDLOG_SPARK_LOG_LEVEL") or "warn"
+        level = environment.get(environment.SPARK_LOG_LEVEL) or "warn"
     if args.master and args.remote:
         raise DDlogError("--master and --remote: give one (--remote runs on a Spark Connect "
                          "server, whose master is its own)")
@@ -274,15 +266,21 @@ def spark_options(args: argparse.Namespace):
 
 def quick_jit_for(db: "Database", sources: "Iterable[Spec]") -> None:
     """Start `db`'s JVM for a short life (SparkOptions.short_lived) when the command's work is
-    reading `sources` and they are files of at most QUICK_SOURCE_BYTES in all. The optimising
-    compiler takes a core of two for a while after the JVM starts, which a short command
-    waits for and a long one makes up; a table's size is not known before Spark starts, so
-    it counts as large. Called before the command's first use of Spark; a served command
+    reading `sources` and they are files of at most config.quick_source_bytes in all. The
+    optimising compiler takes a core of two for a while after the JVM starts, which a short
+    command waits for and a long one makes up; a table's size is not known before Spark
+    starts, so it counts as large. (`run`, `refresh` and `stream --trigger available-now`
+    read their sources and exit. A cold `ddlog run` over edges in CSV is faster with the
+    quick compiler while its sources are small, breaks even at a few megabytes, and beyond
+    is much slower with it, as its longer run gets hot and needs the full compiler's code; a
+    program that does more per input row breaks even at fewer bytes, so the line is drawn
+    below that point.) Called before the command's first use of Spark; a served command
     keeps the server's JVM."""
     if db.keep_open:
         return
     sizes = [spec.file_bytes() for spec in sources]
-    db.options.short_lived = None not in sizes and sum(sizes) <= QUICK_SOURCE_BYTES
+    db.options.short_lived = (None not in sizes
+                              and sum(sizes) <= db.config.quick_source_bytes)
 
 
 def open_state(args: argparse.Namespace, writer: bool = True):

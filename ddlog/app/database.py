@@ -391,13 +391,13 @@ class Database:
         from ddlog.runtime.io.ingest import spark_frame, spark_rows
 
         data = spark_rows(info, rows, UpdateError)
-        return Update(sign, spark_frame(self.spark, info, data), data)
+        return Update(sign, spark_frame(self.spark, info, data, self.config), data)
 
     def rows_frame(self, info: RelationInfo, rows: list[tuple]) -> "DataFrame":
         """Rows already checked (records of the command language) as the relation's frame."""
         from ddlog.runtime.io.ingest import rows_frame
 
-        return rows_frame(self.spark, info, rows, UpdateError)
+        return rows_frame(self.spark, info, rows, UpdateError, self.config)
 
     # -- Spark and the engine ------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ddlog.errors import DDlogError
 from ddlog.types import RelationInfo, TBool, TInt, TOption, TString, Type, is_u64
 from ddlog.values import conforms
+from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.physical import local_frame
 from ddlog.runtime.schema import col_name, invalid_value, relation_schema, spark_type, to_spark
 
@@ -35,10 +36,10 @@ ErrorClass = Callable[[str], DDlogError]
 
 
 def rows_frame(spark: "SparkSession", info: RelationInfo, rows: Iterable[Any],
-               error: ErrorClass) -> "DataFrame":
+               error: ErrorClass, config: Config = DEFAULT) -> "DataFrame":
     """Rows given in Python (tuples or lists in column order, dicts by column name, a bare
     value for a one-column relation), each value checked against its column's type."""
-    return spark_frame(spark, info, spark_rows(info, rows, error))
+    return spark_frame(spark, info, spark_rows(info, rows, error), config)
 
 
 def spark_rows(info: RelationInfo, rows: Iterable[Any], error: ErrorClass) -> list[tuple]:
@@ -53,15 +54,12 @@ def spark_rows(info: RelationInfo, rows: Iterable[Any], error: ErrorClass) -> li
     return data
 
 
-# Up to this many rows, Python rows become a local relation on the JVM (physical.local_frame);
-# more go through Spark's createDataFrame.
-LOCAL_FRAME_ROWS = 10_000
-
-
-def spark_frame(spark: "SparkSession", info: RelationInfo, data: list[tuple]) -> "DataFrame":
-    """Checked Spark values (spark_rows) as the relation's frame (columns c0..cN)."""
+def spark_frame(spark: "SparkSession", info: RelationInfo, data: list[tuple],
+                config: Config = DEFAULT) -> "DataFrame":
+    """Checked Spark values (spark_rows) as the relation's frame (columns c0..cN): a local
+    relation up to config.local_frame_rows rows."""
     schema = relation_schema(info.column_types, weight=False)
-    if len(data) <= LOCAL_FRAME_ROWS:
+    if len(data) <= config.local_frame_rows:
         return local_frame(spark, schema, data)
     return spark.createDataFrame(data, schema)
 

@@ -29,11 +29,6 @@ from ddlog.runtime.trace import INF, TraceView
 from ddlog.runtime.zset import antijoin_keys, consolidate, drop_iter, semijoin_keys, union_all
 
 
-# A history too large to hold whole cheaply is held whole again after this many times
-# max_cur_batches parts all the same (DistinctOp.step): plans over more parts cost more to build.
-_MAX_PARTS = 4
-
-
 def _pos(c):
     return F.when(c > 0, F.lit(1)).otherwise(F.lit(0))
 
@@ -152,20 +147,19 @@ class DistinctOp(Operator):
         out = self._delta(i, d, keys_d, union_all([self.hist, added]))
         # One materialisation holds the output (tagged _i = -1) and the history this
         # iteration adds; the history fetched at earlier iterations is held already. Held
-        # whole in every iteration's frame, it made an iteration's action cost the rows the
-        # epoch had touched so far, not its delta: a 100-edge delete over 100k edges touched
-        # over 5,000 by its ninth iteration, and every later one ran the large path (a
-        # checkpoint, 4 jobs, 0.8-1.6 s) for deltas of 2-157 rows.
+        # whole in every iteration's frame, it would make an iteration's action cost the rows
+        # the epoch had touched so far, not its delta: a delete's later iterations would run
+        # the large path (a checkpoint, several jobs) for deltas of a few rows.
         # Every max_cur_batches parts it is held whole again, as one part, so that the plans
         # reading it do not grow with a long fixpoint's iterations; but only while that keeps
         # the action small. Held whole past local_rows it would be a checkpoint, read by
-        # shuffles (that delete's tenth iteration: 4,748 rows of history, 1.7 s), where its
-        # small parts are local relations: it stays in parts then, up to _MAX_PARTS times
-        # as many. The added history is about a past entry per row touched for the first time.
+        # shuffles, where its small parts are local relations: it stays in parts then, up to
+        # config.max_history_parts times as many. The added history is about a past entry
+        # per row touched for the first time.
         est = 2 * v.cur_rows(i, i) + 1
         whole = self.hist_parts >= self.config.max_cur_batches and (
             est + self.hist_rows <= self.config.local_rows
-            or self.hist_parts >= _MAX_PARTS * self.config.max_cur_batches)
+            or self.hist_parts >= self.config.max_history_parts * self.config.max_cur_batches)
         est += self.hist_rows if whole else 0
         history = union_all([self.hist, added]) if whole else added
         both = union_all([history, out.select(*cols, F.lit(-1).alias(ITER), WEIGHT)])

@@ -11,6 +11,7 @@ import signal
 import time
 import uuid
 
+from ddlog import environment
 from ddlog.errors import DDlogError
 from ddlog.runtime.state.manifest import BATCH_PATH, FORMAT, Manifest
 
@@ -326,7 +327,7 @@ def _alive(pid: int) -> bool:
 
 def failpoint(name: str) -> None:
     """Crash tests kill the process at a named point of a commit: DDLOG_FAILPOINT=name."""
-    if os.environ.get("DDLOG_FAILPOINT") == name:
+    if environment.get(environment.FAILPOINT) == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
 

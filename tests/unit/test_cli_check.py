@@ -166,8 +166,7 @@ def test_short_commands_start_their_jvm_with_the_quick_compiler_only():
         "-XX:TieredStopAtLevel=4"
 
 
-def test_commands_that_read_small_files_start_their_jvm_with_the_quick_compiler(tmp_path,
-                                                                                monkeypatch):
+def test_commands_that_read_small_files_start_their_jvm_with_the_quick_compiler(tmp_path):
     """`run`, `refresh` and `stream --trigger available-now` read their sources and exit: the
     quick compiler when the sources are files (or directories of files) small enough in all;
     the full one for a table (its size is unknown) or more bytes; a served command keeps the
@@ -188,9 +187,10 @@ def test_commands_that_read_small_files_start_their_jvm_with_the_quick_compiler(
     assert parse_spec(f"csv:{tmp_path / 'not-yet'}").file_bytes() == 0
     assert parse_spec("table:edges").file_bytes() is None
 
-    def quick(*texts: str, served: bool = False) -> bool:
+    def quick(*texts: str, served: bool = False, limit: int | None = None) -> bool:
+        knobs = {"quick_source_bytes": str(limit)} if limit is not None else {}
         db = Database(load_program("input relation E(a: u32, b: u32)"),
-                      options=SparkOptions(short_lived=served))
+                      options=SparkOptions(short_lived=served, knobs=knobs))
         db.keep_open = served
         cli.quick_jit_for(db, [parse_spec(t) for t in texts])
         return db.options.short_lived
@@ -199,6 +199,5 @@ def test_commands_that_read_small_files_start_their_jvm_with_the_quick_compiler(
     assert quick()  # nothing to read
     assert not quick(f"csv:{small}", "table:edges")
     assert quick("table:edges", served=True)  # the server's options are not the command's
-    monkeypatch.setattr(cli, "QUICK_SOURCE_BYTES", 12 + in_dir - 1)
-    assert not quick(f"csv:{small}", f"csv:{changes}")
-    assert quick(f"csv:{changes}")
+    assert not quick(f"csv:{small}", f"csv:{changes}", limit=12 + in_dir - 1)
+    assert quick(f"csv:{changes}", limit=12 + in_dir - 1)

@@ -2,7 +2,8 @@
 the layers below it (lazy imports inside functions included), no two modules import each
 other in a loop (lazily or not), and nothing before the runtime imports Spark.
 
-    base      ddlog.cache, ddlog.errors, ddlog.limits, ddlog.tree, ddlog.types
+    base      ddlog.cache, ddlog.environment, ddlog.errors, ddlog.limits, ddlog.tree,
+              ddlog.types
     ddlog.grammar, ddlog.strata   (the folders grammar/, strata/)
     ddlog.syntax -> ddlog.values -> ddlog.builtins -> ddlog.check -> ddlog.plan
     ddlog.runtime   (the folder runtime/: reads the plan's circuit IR, values and built-ins;
@@ -12,6 +13,7 @@ other in a loop (lazily or not), and nothing before the runtime imports Spark.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -23,7 +25,8 @@ PACKAGES = {"ddlog": "ddlog", "grammar": "ddlog.grammar", "strata": "ddlog.strat
             "runtime": "ddlog.runtime"}
 
 LAYERS: list[tuple[str, ...]] = [
-    ("ddlog", "ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types"),
+    ("ddlog", "ddlog.cache", "ddlog.environment", "ddlog.errors", "ddlog.limits", "ddlog.tree",
+     "ddlog.types"),
     ("ddlog.grammar", "ddlog.strata"),
     ("ddlog.syntax",),
     ("ddlog.values",),
@@ -34,12 +37,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("ddlog.app", "ddlog.api", "ddlog.__main__"),
 ]
 # layers that must not touch Spark, even lazily: they run without a JVM
-NO_SPARK = {"ddlog", "ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types",
-            "ddlog.grammar", "ddlog.strata", "ddlog.syntax", "ddlog.values", "ddlog.builtins",
+NO_SPARK = {"ddlog", "ddlog.cache", "ddlog.environment", "ddlog.errors", "ddlog.limits",
+            "ddlog.tree", "ddlog.types", "ddlog.grammar", "ddlog.strata", "ddlog.syntax", "ddlog.values", "ddlog.builtins",
             "ddlog.check", "ddlog.plan"}
 # what the runtime may read of the language
-RUNTIME_READS = ("ddlog.cache", "ddlog.errors", "ddlog.limits", "ddlog.tree", "ddlog.types",
-                 "ddlog.values", "ddlog.builtins", "ddlog.plan")
+RUNTIME_READS = ("ddlog.cache", "ddlog.environment", "ddlog.errors", "ddlog.limits",
+                 "ddlog.tree", "ddlog.types", "ddlog.values", "ddlog.builtins", "ddlog.plan")
 
 
 def modules() -> dict[str, Path]:
@@ -176,3 +179,12 @@ def test_only_the_classic_backend_reaches_below_pysparks_api(graph):
                          if not line.lstrip().startswith("#"))
         wrong += [f"{name} uses {word}" for word in _INTERNALS if f".{word}" in code]
     assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_the_environment_is_read_in_one_place():
+    """ddlog/environment.py names every environment variable ddlog reads; no other module
+    reads the process's environment."""
+    readers = [str(path) for path in modules().values()
+               if path.name != "environment.py"
+               and re.search(r"os\.environ|os\.getenv", path.read_text())]
+    assert not readers, readers
