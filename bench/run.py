@@ -44,15 +44,16 @@ def job_floor(spark) -> dict:
     """The median wall time and job count of one tiny iteration-like Spark job."""
     from pyspark.sql import functions as F
 
-    from ddlog.runtime.stats import JobCounter
+    from ddlog.runtime.stats import Recorder
 
     a = spark.createDataFrame([(k, k % 7) for k in range(100)], "k long, v long")
     b = spark.createDataFrame([(k, k % 5) for k in range(100)], "k long, w long")
-    counter = JobCounter(spark)
     runs = []
     for _ in range(6):
-        with counter.counting("floor") as c:
+        recorder = Recorder(spark)
+        with recorder.scope("floor") as c:
             a.join(F.broadcast(b), "k").groupBy("v").agg(F.sum("w")).collect()
+        recorder.settle()
         runs.append((c.seconds, c.jobs))
     runs = runs[1:]  # the first pays for code generation
     return {"seconds": statistics.median(s for s, _ in runs),

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ddlog.runtime import backend
+from ddlog.runtime import backend, stats
 from ddlog.runtime.backend import col, union_many
 from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.spark import settings_gate
@@ -177,6 +177,17 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     out: dict[Hashable, Frame | None] = {k: None for k in dfs}
     if not keys:
         return out
+    with stats.action(len(keys)) as done:
+        _materialize(dfs, tags, expect_large, config, reads, keys, out, done)
+        done.rows = sum(fr.rows for fr in out.values() if fr is not None)
+    return out
+
+
+def _materialize(dfs: dict[Hashable, DataFrame | None], tags: dict[Hashable, str],
+                 expect_large: bool | None, config: Config, reads: int | None,
+                 keys: list[Hashable], out: dict[Hashable, Frame | None],
+                 done: stats.ActionStats) -> None:
+    """materialize_many's work, filling in `out`; Spark's planning timed into `done`."""
     spark = dfs[keys[0]].sparkSession
     structs, col_of = _shared_structs([dfs[k].schema for k in keys])
     nulls = [F.lit(None).cast(st).alias(f"s{j}") for j, st in enumerate(structs)]
@@ -194,7 +205,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
     columns = [dfs[k].columns for k in keys]
     whole: _Local | None = None  # the pack as local relations, when it is small
     if expect_large is False:
-        whole = _collect_local(packed, columns, col_of, config)
+        whole = _collect_local(packed, columns, col_of, config, done=done)
         if whole.rows > config.local_rows:
             # larger than expected: a local relation this size would be shipped with every
             # task that reads it (and broadcast whole); move it to the executors instead
@@ -202,6 +213,7 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
             whole = None
     else:
         with one_job(spark, config, interprets(config, reads)):
+            stats.planned(done, lambda: backend.of(packed).plan(packed))
             base, counts = _checkpoint_counted(packed)
         if expect_large is None and sum(counts.values()) <= config.local_rows:
             whole = _collect_local(base, columns, col_of, config, counts)
@@ -229,7 +241,6 @@ def materialize_many(dfs: dict[Hashable, DataFrame | None],
               else _slot_rows(base, slot, column))
         out[k] = Frame(df, rows, per_tag if k in tags else None, held is not None,
                        held.values_of(slot) if held is not None else None)
-    return out
 
 
 def held_many(spark, rows: dict[Hashable, tuple[T.StructType, list[dict]]],
@@ -337,11 +348,15 @@ def _checkpoint_counted(packed: DataFrame) -> tuple[DataFrame, Counts]:
 
 
 def _collect_local(packed: DataFrame, columns: list[list[str]], col_of: list[int],
-                   config: Config, counts: Counts | None = None) -> _Local:
+                   config: Config, counts: Counts | None = None,
+                   done: stats.ActionStats | None = None) -> _Local:
     """A pack's rows collected into a local relation by one small action (driver_sized).
     Above local_rows only its size is filled in: the caller moves it to the executors.
-    `counts`: the pack's counts when an earlier action took them."""
+    `counts`: the pack's counts when an earlier action took them. `done`: the action whose
+    planning to time."""
     with driver_sized(packed.sparkSession, config):
+        if done is not None:
+            stats.planned(done, lambda: backend.of(packed).plan(packed))
         base, n, rows_held = local_relation(packed)
     if n > config.local_rows:
         return _Local(base, n, {}, None, None)
@@ -441,9 +456,9 @@ def arrange(df: DataFrame, keys: list[str], config: Config = DEFAULT) -> tuple[D
     include them) is not shuffled again: Spark drops a repartition its input already meets."""
     spark = df.sparkSession
     batch = {"spark.sql.inMemoryColumnarStorage.batchSize": str(config.arrange_batch_rows)}
-    with one_job(spark, config), spark_settings(spark, batch):
+    with one_job(spark, config), spark_settings(spark, batch), stats.action(1) as done:
         out = partitioned_by(df, keys, config).sortWithinPartitions(*keys).cache()
-        rows = out.count()  # build the cache now, with the batch size set above
+        rows = done.rows = out.count()  # build the cache now, with the batch size set above
     return out, rows
 
 

@@ -40,7 +40,7 @@ from ddlog.runtime.operators.base import KeysOf
 from ddlog.runtime.operators.linear import column_sources, linear_fn, renames
 from ddlog.runtime.physical import Frame, driver_sized, materialize_many
 from ddlog.runtime.schema import ITER
-from ddlog.runtime.stats import StratumStats
+from ddlog.runtime.stats import IterationStats, StratumStats
 from ddlog.runtime.trace import INF, Flat, Mapped, Shifted, Summed, Trace, TraceView
 from ddlog.runtime.zset import consolidate, negate, union_all
 
@@ -68,8 +68,8 @@ def run_together(epochs: list[Epoch], config: Config = DEFAULT) -> list[StratumS
     same round into one Spark action (materialize_many: one job over all their plans). The
     strata must not read each other's relations. Non-recursive strata take one round per
     wave of their operators: wide programs, with many strata side by side, run a few
-    actions an epoch instead of one per stratum (eight small strata: 0.46-0.8 s as one
-    action, 0.83-1.0 s as eight, warm)."""
+    actions an epoch instead of one per stratum, and a small action costs mostly Spark's
+    fixed price of a job, not its rows."""
     done: list[StratumStats | None] = [None] * len(epochs)
     asked: dict[int, Request] = {}
     for k, e in enumerate(epochs):
@@ -298,11 +298,16 @@ class StratumRuntime:
         checks: list[Check] = []  # what the run foresaw before its iterations
         while True:
             spent = time.perf_counter() - began
+            step = IterationStats(i, 0, 0.0)
             if weighed and steps:
                 run = Run(spent, budget, before + rows, rows_budget)
+                foreseen = len(checks)
                 decision = self.decider.give_up(c.stratum, self.epochs_run, i, run,
                                                 self._overrun(budget, spent, i, last, rows,
                                                               before, pace, moving, checks))
+                step.check = decision.why
+                if len(checks) > foreseen:
+                    step.foreseen = checks[-1].guess
                 if decision.chose:
                     # iterating the change costs more than evaluating from scratch would:
                     # drop what this epoch recorded so far and recompute
@@ -321,6 +326,8 @@ class StratumRuntime:
             sizes, moved = yield from self._iteration(i, feedback, inline)
             pace = time.perf_counter() - started
             last, before, rows = i, before + rows, sum(sizes)
+            step.rows, step.seconds = rows, pace
+            stats.steps.append(step)
             if fresh:
                 deltas += [0] * (i + 1 - len(deltas))
                 deltas[i] = rows
@@ -365,9 +372,8 @@ class StratumRuntime:
         values for durable state to keep: a state opened again by another process measures an
         incremental run against the last evaluation from scratch, guesses its cost from the
         paces seen before, and recomputes at once after a give-up, as the process that
-        measured them would. Without them a re-opened state's
-        incremental runs never gave up: over 100k edges a 1,000-edge `ddlog feed` iterated for
-        25 s where the `ddlog run` that made the state took 15 s in all."""
+        measured them would. Without them a re-opened state's incremental runs would never
+        give up, however much longer than a recompute they ran."""
         out = {}
         if self.scratch is not None:
             out["scratch"] = asdict(self.scratch)
@@ -519,6 +525,7 @@ class StratumRuntime:
             scratch[r].abort_epoch()  # frees the scratch copies' caches
         stats.mode = "recomputed"
         stats.iterations = done.iterations
+        stats.steps += done.steps
         # what the next recompute will cost: this one's whole time, not its run's alone (and
         # the epoch's end adds its folds'). A run over inputs that are all gone evaluated
         # nothing: no rows, no iterations.
@@ -701,9 +708,9 @@ class StratumRuntime:
         """The operators' per-epoch state is dropped (the engine folds the traces). An
         evaluation from scratch this epoch becomes what later runs are measured against, with
         `folds`, the seconds the epoch's end took to fold its traces: a give-up pays them too.
-        Over points-to (10k facts) they were a third of what recomputing a 1-row change took
-        (about 15 s of 40-54 s); counted without them, the budgets were 18-32 s and paces'
-        guesses of 16-35 s gave up changes that took 2-34 s run to their ends."""
+        They can be a large part of a recompute; counted without them, the budgets would be
+        too small and the paces' guesses would give up changes cheaper to run to their
+        ends."""
         for op in self.ops.values():
             op.end_epoch()
         if self.measured is not None:

@@ -62,12 +62,14 @@ REMOTE = os.environ.get("DDLOG_TEST_REMOTE")
 
 @pytest.fixture(scope="module")
 def connect_server(tmp_path_factory):
-    """A Spark Connect server on loopback for a test file (bench/connect_server.py)."""
-    from bench.connect_server import ConnectServer
+    """A Spark Connect server on loopback for a test file (bench/connect_server.py), with
+    its web UI on, so that clients can count its jobs."""
+    from bench.connect_server import ConnectServer, free_port
 
     s = ConnectServer(tmp_path_factory.mktemp("connect"),
                       conf={"spark.sql.shuffle.partitions": "2",
-                            "spark.default.parallelism": "2"})
+                            "spark.default.parallelism": "2",
+                            "spark.ui.enabled": "true", "spark.ui.port": str(free_port())})
     try:
         s.start()
         yield s

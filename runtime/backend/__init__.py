@@ -27,8 +27,12 @@ backend module (tests/unit/test_layers.py checks it). A backend module defines:
     is_local(spark), checkpoint_dir(spark), executors(spark)
     adopt(spark, df)                       a frame of another session, as one of `spark`'s
     is_set(spark, key)                     a setting the user set (not Spark's default)
-    tagging(spark, tag, label), jobs_tagged(spark, tag)
-                                           tag the jobs started inside; count them (or None)
+    tagging(spark, tag, label)             tag the jobs started inside
+    counts_jobs(spark), COUNTS_LATER, jobs_tagged(spark, tags)
+                                           whether jobs can be counted, whether all at the
+                                           epoch's end, and each tag's count
+    plan(df)                               Spark plans `df` now, if the backend lets it
+                                           (then True): the action finds it planned
     parsed_plan(spark, query)              a SQL query's parsed plan (`ddlog sql`'s check)
 
 PySpark itself picks Connect or classic Columns process-wide (`F.col` makes Connect Columns

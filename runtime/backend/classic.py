@@ -321,16 +321,32 @@ _CALL_SITE = ("callSite.short", "callSite.long")
 _BUS_WAIT_MS = 10_000
 
 
-def jobs_tagged(spark: SparkSession, tag: str) -> int | None:
-    """How many jobs carried `tag`. The status tracker learns of a job from the listener
-    bus, which runs behind the scheduler (the more so on a busy machine): it is let catch up
-    first, so that the count is every job started, not only those already reported."""
+def counts_jobs(spark: SparkSession) -> bool:
+    return True
+
+
+COUNTS_LATER = False  # each scope's jobs are counted as it ends
+
+
+def jobs_tagged(spark: SparkSession, tags: list[str]) -> dict[str, int]:
+    """How many jobs carried each of `tags`. The status tracker learns of a job from the
+    listener bus, which runs behind the scheduler (the more so on a busy machine): it is let
+    catch up first, so that the count is every job started, not only those already
+    reported."""
     jsc = spark.sparkContext._jsc.sc()
     try:
         jsc.listenerBus().waitUntilEmpty(_BUS_WAIT_MS)
     except Exception:  # a bus that stays busy: count what it has reported
         pass
-    return len(jsc.statusTracker().getJobIdsForTag(tag))
+    tracker = jsc.statusTracker()
+    return {tag: len(tracker.getJobIdsForTag(tag)) for tag in tags}
+
+
+def plan(df: DataFrame) -> bool:
+    """Have Spark plan `df`'s query now (analysis, optimisation, physical planning), so that
+    the action that runs it next finds it planned and its time can be told apart."""
+    df._jdf.queryExecution().executedPlan()
+    return True
 
 
 def parsed_plan(spark: SparkSession, query: str) -> tuple[list[tuple[str, bool]], str]:

@@ -11,12 +11,17 @@ below the API. What differs from the classic backend:
   (`localCheckpoint`, or `checkpoint` when the server has a checkpoint directory);
 - checkpoints are the session's on the server: the engine runs on the caller's session
   itself (engine_session), not on a new one, so that its results can be read there;
-- Spark jobs are not counted: the server's job listing is not part of Connect's protocol;
+- Spark jobs are counted from the server's job listing (its monitoring REST API, beside its
+  web UI) when the client can reach it; Connect's protocol itself does not list jobs. Spark's
+  planning is not told apart from the run: the server plans as it runs;
 - `ddlog sql` checks a query's parsed plan as Spark's EXPLAIN prints it.
 """
 from __future__ import annotations
 
+import json
 import re
+import urllib.request
+import weakref
 from contextlib import contextmanager
 from typing import Callable, Hashable, Iterator
 
@@ -159,8 +164,76 @@ def tagging(spark: SparkSession, tag: str, label: str) -> Iterator[None]:
         spark.removeTag(tag)
 
 
-def jobs_tagged(spark: SparkSession, tag: str) -> int | None:
-    return None
+COUNTS_LATER = True  # one look at the server's job listing counts the whole epoch's
+
+# The server's job listing (its monitoring REST API) of each session, found at its first use:
+# None where the client cannot reach it.
+_LISTINGS: "weakref.WeakKeyDictionary[SparkSession, str | None]" = weakref.WeakKeyDictionary()
+_TIMEOUT = 2.0  # seconds to wait for the listing, which a firewall may swallow
+
+
+def counts_jobs(spark: SparkSession) -> bool:
+    """Whether the server's job listing can be read: its web UI runs (`spark.ui.enabled`), on
+    the Connect server's host at `spark.ui.port`, and answers for the session's application."""
+    if spark not in _LISTINGS:
+        _LISTINGS[spark] = _listing(spark)
+    return _LISTINGS[spark] is not None
+
+
+def _listing(spark: SparkSession) -> str | None:
+    conf = spark.conf
+    if str(conf.get("spark.ui.enabled", "true")).lower() == "false":
+        return None
+    app = application_url(spark.client._builder.host, conf.get("spark.ui.port", "4040"),
+                          conf.get("spark.app.id", ""))
+    try:
+        _read(app)  # the application's summary: small, and proves the address
+    except (OSError, ValueError):
+        return None
+    return app + "/jobs"
+
+
+def application_url(host: str, port: str, app: str) -> str:
+    """The REST address of an application on a driver's UI (IPv6 hosts in brackets)."""
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{host}:{port}/api/v1/applications/{app}"
+
+
+def _read(url: str):
+    with urllib.request.urlopen(url, timeout=_TIMEOUT) as answer:
+        return json.load(answer)
+
+
+def jobs_tagged(spark: SparkSession, tags: list[str]) -> dict[str, int]:
+    """How many of the server's jobs carried each of `tags` (the server tags a job with each
+    of the session's tags as `..._Tag_<tag>`), as its status store lists them; 0 each when
+    the listing cannot be read."""
+    counts = dict.fromkeys(tags, 0)
+    url = _LISTINGS.get(spark)
+    if url is None or not tags:
+        return counts
+    try:
+        jobs = _read(url)
+    except (OSError, ValueError):
+        return counts
+    return tagged_counts(jobs, tags)
+
+
+def tagged_counts(jobs: list[dict], tags: list[str]) -> dict[str, int]:
+    """How many of `jobs` (the REST listing's entries) carry each of `tags`."""
+    counts = dict.fromkeys(tags, 0)
+    by_suffix = {f"_Tag_{tag}": tag for tag in tags}
+    for job in jobs:
+        for server_tag in job.get("jobTags") or ():
+            found = by_suffix.get(server_tag[server_tag.rfind("_Tag_"):])
+            if found is not None:
+                counts[found] += 1
+    return counts
+
+
+def plan(df: DataFrame) -> bool:
+    """The server plans a query as it runs it: nothing to do apart."""
+    return False
 
 
 # What a query's parsed plan may hold (the simple names EXPLAIN prints): anything else is a

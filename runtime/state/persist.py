@@ -44,7 +44,8 @@ class Persister:
     as a local relation: no Spark job either way. A small epoch's batches are mostly such,
     and each Parquet write is a job of its own, much of it the Hadoop committer's file
     renames, and a later command's first read of Parquet starts its readers: on a cold JVM
-    a one-row `ddlog feed` spent 4 s writing ten one-row Parquet batches. Larger batches,
+    a one-row `ddlog feed` would spend most of its time writing one-row Parquet files.
+    Larger batches,
     and plans, are written as Parquet."""
 
     def __init__(self, state: StateDir, spark, epoch: int):

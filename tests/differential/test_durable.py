@@ -20,10 +20,10 @@ from pyspark.sql import types as T
 from ddlog.app.database import Database, SparkOptions, Transaction
 from ddlog.runtime.config import DEFAULT
 from ddlog.runtime import physical
-from ddlog.runtime.physical import Frame, json_frame
+from ddlog.runtime.physical import Frame, json_frame, materialize
 from ddlog.runtime.spark import side_by_side
 from ddlog.runtime.state import Manifest, Persister, StateDir, StateError, attach, snapshot
-from ddlog.runtime.stats import JobCounter
+from ddlog.runtime.stats import Recorder
 from ddlog.runtime.trace import Batch, Trace
 from tests.oracle import apply_updates, evaluate
 
@@ -31,14 +31,16 @@ REACH = Path(__file__).resolve().parents[2] / "programs" / "reach.dl"
 
 
 def test_side_by_side_counts_every_thread_and_waits_for_all(spark):
-    """Jobs started by the threads belong to the caller's job group; results keep the calls'
-    order; a failing call raises only once every other call has finished."""
-    counter = JobCounter(spark)
-    with counter.counting("threads") as counted:
-        got = side_by_side(spark, [lambda k=k: spark.range(k + 1).count() for k in range(3)],
-                           threads=3)
+    """Jobs started by the threads belong to the caller's job group, and their actions to
+    the caller's epoch; results keep the calls' order; a failing call raises only once every
+    other call has finished."""
+    counter = Recorder(spark)
+    with counter.scope("threads") as counted:
+        got = side_by_side(spark, [lambda k=k: materialize(spark.range(k + 1)).rows
+                                   for k in range(3)], threads=3)
     assert got == [1, 2, 3]
     assert counted.jobs >= 3
+    assert sorted(a.rows for a in counted.actions) == [1, 2, 3]
 
     finished = []
     release = threading.Event()

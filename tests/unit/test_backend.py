@@ -60,3 +60,24 @@ InsertIntoStatement ...
     assert connect.plan_nodes("== Parsed Logical Plan ==\nShowTables\n")[0] == [("ShowTables",
                                                                                   True)]
     assert connect.plan_nodes("nothing")[0] == [("?", True)]
+
+
+def test_jobs_are_counted_by_the_session_tags_the_server_gives_them():
+    """The server's job listing names a session's tag as `..._Tag_<tag>`: each of ours is
+    counted, others' (another session, another operation) are not."""
+    def job(*tags: str) -> dict:
+        return {"jobTags": list(tags)}
+
+    mine = "SparkConnect_SessionTag_User__Session_s1_Tag_"
+    jobs = [job(mine + "ddlog-1-5", "spark-session-x"), job(mine + "ddlog-1-5"),
+            job(mine + "ddlog-2-6", "SparkConnect_OperationTag_User__Session_s1_Operation_o"),
+            job("SparkConnect_SessionTag_User__Session_s2_Tag_other"), job(), {"jobId": 3}]
+    assert connect.tagged_counts(jobs, ["ddlog-1-5", "ddlog-2-6", "ddlog-3-7"]) == {
+        "ddlog-1-5": 2, "ddlog-2-6": 1, "ddlog-3-7": 0}
+
+
+def test_the_job_listing_is_on_the_connect_servers_host():
+    assert connect.application_url("10.0.0.5", "4040", "app-1") == \
+        "http://10.0.0.5:4040/api/v1/applications/app-1"
+    assert connect.application_url("::1", "4041", "local-2") == \
+        "http://[::1]:4041/api/v1/applications/local-2"
