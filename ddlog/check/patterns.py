@@ -66,6 +66,8 @@ def normalize_fields(ctor: TCtor, fields: list, span: Span, fill, kind: str) -> 
 def check_pattern(p: ast.Pattern, t: Type, decls: Decls, bound: dict[str, Type]) -> None:
     """Type `p` against the scrutinee type `t` in place; add its variables to `bound`."""
     p.ty = t
+    if p.declared is not None and decls.resolve(p.declared) != t:
+        raise mismatch(t, decls.resolve(p.declared), p.span)
     if isinstance(p, ast.PWild):
         return
     if isinstance(p, ast.PVar):

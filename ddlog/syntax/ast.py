@@ -299,15 +299,17 @@ Expr = Union[Var, VarDecl, Wildcard, Lit, Interp, BinOp, UnOp, Call, FieldAccess
 class PWild(Node):
     span: Span
     ty: Type | None = field(default=None, compare=False)
+    declared: "TypeExpr | None" = field(default=None, compare=False)  # `p: T`
 
 
 @dataclass
 class PVar(Node):
-    """Binds the matched value to a variable."""
+    """Binds the matched value to a variable (`x`, `var x`; `var x: T` says its type)."""
 
     name: str
     span: Span
     ty: Type | None = field(default=None, compare=False)
+    declared: "TypeExpr | None" = field(default=None, compare=False)  # `p: T`
 
 
 @dataclass
@@ -317,6 +319,7 @@ class PLit(Node):
     lit: Lit
     span: Span
     ty: Type | None = field(default=None, compare=False)
+    declared: "TypeExpr | None" = field(default=None, compare=False)  # `p: T`
 
 
 @dataclass
@@ -324,6 +327,7 @@ class PTuple(Node):
     items: list["Pattern"]
     span: Span
     ty: Type | None = field(default=None, compare=False)
+    declared: "TypeExpr | None" = field(default=None, compare=False)  # `p: T`
 
 
 @dataclass
@@ -334,6 +338,7 @@ class PCtor(Node):
     fields: list[tuple[str | None, "Pattern"]]
     span: Span
     ty: Type | None = field(default=None, compare=False)
+    declared: "TypeExpr | None" = field(default=None, compare=False)  # `p: T`
 
 
 Pattern = Union[PWild, PVar, PLit, PTuple, PCtor]

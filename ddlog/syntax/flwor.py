@@ -32,7 +32,7 @@ from ddlog.syntax.bindings import binding_items
 
 @dataclass
 class For:
-    var: str
+    var: str | None  # None: `for (R(..))`, the atom binds its own variables
     source: ast.Atom
     cond: ast.Expr | None
     body: "Stmt"
@@ -45,6 +45,7 @@ class Let:
     value: ast.Expr
     body: "Stmt"
     span: Span
+    annotation: ast.TypeExpr | None = None  # `var v: T = e in ...`
 
 
 @dataclass
@@ -91,7 +92,7 @@ def _walk(s: Stmt, body: list[ast.BodyItem], fresh: Callable[[], str],
             items.append(ast.BodyCond(s.cond, s.cond.span))
         _walk(s.body, more(*items), fresh, out)
     elif isinstance(s, Let):
-        _walk(s.body, more(ast.BodyAssign(s.var, s.value, s.span)), fresh, out)
+        _walk(s.body, more(ast.BodyAssign(s.var, s.value, s.span, s.annotation)), fresh, out)
     elif isinstance(s, If):
         _walk(s.then, more(ast.BodyCond(s.cond, s.cond.span)), fresh, out)
         if s.other is not None:

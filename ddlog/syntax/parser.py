@@ -45,7 +45,7 @@ _LITERALS = {"DEC_INT", "HEX_INT", "WIDTH_INT", "WIDTH_FLOAT", "FLOAT", "STRING"
              "RAW_STRING", "TRUE", "FALSE", "JSON"}
 _READABLE = {"UIDENT": "identifier", "LIDENT": "identifier", "WHOLE": "identifier",
              "DOT": "'.'", "END_DOT": "'.'",
-             "$END": "end of input", "WILDCARD": "'_'"}
+             "$END": "end of input", "WILDCARD": "'_'", "REF": "'&'"}
 # Binary and postfix operators: listed as one word after an operand, where all of them fit.
 _OPERATORS = {"IMPLIES", "OR", "AND", "EQ", "NE", "LT", "LE", "GT", "GE", "BAR", "CARET", "AMP",
               "SHL", "SHR", "PLUS", "MINUS", "CONCAT", "STAR", "SLASH", "PERCENT", "DOT", "AS",
@@ -276,6 +276,13 @@ class Builder:
         body = blocks.function_body(ch[-1], self.fail, ch[-2])
         return ast.FunctionDecl(str(ch[0]), params, ch[-2], body, self.sp(meta))
 
+    def function_unit(self, meta, ch):
+        """A function without a return type returns `()`, as in DDlog."""
+        params = [c for c in ch[1:-1] if isinstance(c, ast.Field)]
+        unit = ast.TupleType([], self.sp(meta))
+        body = blocks.function_body(ch[-1], self.fail, unit)
+        return ast.FunctionDecl(str(ch[0]), params, unit, body, self.sp(meta))
+
     def extern_function(self, meta, ch):
         params = [c for c in ch[1:-1] if isinstance(c, ast.Field)]
         return ast.FunctionDecl(str(ch[0]), params, ch[-1], None, self.sp(meta))
@@ -288,6 +295,10 @@ class Builder:
     def ftl_for(self, meta, ch):
         return flwor.For(str(ch[0]), ch[1], ch[2], ch[3], self.sp(meta))
 
+    def ftl_for_atom(self, meta, ch):
+        """`for (R[p] if c)`, `for (R(x, _))`: the atom's rows, bound as in a rule body."""
+        return flwor.For(None, ch[0], ch[1], ch[2], self.sp(meta))
+
     def ftl_source(self, meta, ch):
         # `for (x in R)`: every column of R; `for (x in R(.a = 1))`: those of its rows
         if isinstance(ch[0], ast.Atom):
@@ -296,10 +307,13 @@ class Builder:
         return ast.Atom(str(ch[0]), [], self.sp(meta), names=[])
 
     def ftl_var(self, meta, ch):
-        return flwor.Let(str(ch[0]), ch[1], ch[2], self.sp(meta))
+        return flwor.Let(str(ch[0]), ch[2], ch[3], self.sp(meta), annotation=ch[1])
 
     def ftl_if(self, meta, ch):
         return flwor.If(ch[0], ch[1], ch[2], self.sp(meta))
+
+    def ftl_if_then(self, meta, ch):
+        return flwor.If(ch[0], ch[1], None, self.sp(meta))
 
     def ftl_match(self, meta, ch):
         return flwor.Match(ch[0], [c for c in ch[1:] if c is not None], self.sp(meta))
@@ -310,10 +324,14 @@ class Builder:
     def ftl_block(self, meta, ch):
         return flwor.Block([c for c in ch if c is not None])
 
+    def ftl_skip(self, meta, ch):
+        """`skip`: nothing (no rule)."""
+        return flwor.Block([])
+
     # -- rules --
 
     def fact(self, meta, ch):
-        return ast.Rule(ch[0], [], self.sp(meta))
+        return ast.Rule(ch[-2], [], self.sp(meta))
 
     def rule(self, meta, ch):
         heads = [c for c in ch if isinstance(c, ast.Atom)]
@@ -325,7 +343,8 @@ class Builder:
         return [ast.Rule(h, copy.deepcopy(body), self.sp(meta)) for h in heads]
 
     def located_head(self, meta, ch):
-        return ch[0]
+        """`&H(..)` and `H(..) @e`: the head H(..)."""
+        return next(c for c in ch if isinstance(c, ast.Atom))
 
     def atom(self, meta, ch):
         name, args = str(ch[0]), ch[1]
@@ -453,6 +472,20 @@ class Builder:
             items.append(ast.BodyAssign(name, expr, span, annotation))
             return items
         return [ast.BodyAssign(name, expr, span, annotation)]
+
+    def body_aggregate(self, meta, ch):
+        """`var c = Aggregate((k..), f(e))`: `var c = e.group_by((k..)).f()`, as DDlog reads
+        its older syntax."""
+        name, func, value, span = str(ch[0]), ch[-2], ch[-1], self.sp(meta)
+        keys = [k for k in ch[1:-2] if k is not None]
+        for k in keys:
+            if not isinstance(k, ast.Var):
+                raise self.fail("Aggregate's keys must be variables", k.span)
+        gname = f"__g{self.fresh}"
+        self.fresh += 1
+        return [ast.BodyGroupBy(gname, value, keys, span),
+                ast.BodyAssign(name, ast.Call(str(func), [ast.Var(gname, span)], self.tsp(func)),
+                               span)]
 
     def _group_by(self, var: str, call: ast.Call, span: Span) -> ast.BodyGroupBy:
         del self.stray_group_by[id(call)]
@@ -711,6 +744,8 @@ class Builder:
         tok: Token = ch[0]
         if tok.type == "RAW_STRING":  # `[|text|]` or `i[|text|]`: the text as it stands
             raw = self.raw[tok.start_pos:tok.end_pos]
+            if raw.startswith(("$", "i$")):  # `$[|..${e}..|]`: interpolated, no escapes
+                return self.decode_string(tok, raw=True)
             return ast.Lit(raw[raw.index("[|") + 2:-2], "string", self.tsp(tok))
         if tok.type == "ISTRING":  # `i"..."`: the string after the `i`
             tok = Token("STRING", str(tok)[1:], start_pos=tok.start_pos + 1, line=tok.line,
@@ -733,7 +768,10 @@ class Builder:
             return ast.Lit("".join(parts), "string", span)
         return ast.Interp(parts, span)
 
-    def decode_string(self, tok: Token) -> ast.Lit | ast.Interp:
+    def decode_string(self, tok: Token, raw: bool = False) -> ast.Lit | ast.Interp:
+        """A string literal's text and interpolations; `raw`: an interpolated raw string
+        (`$[|...|]`), whose text has no escapes."""
+        escapes = not raw
         raw = self.raw[tok.start_pos:tok.end_pos]
         line0, col0 = self.loc.pos(tok.line, tok.column)  # absolute position of the quote
         span = self.tsp(tok)
@@ -747,10 +785,10 @@ class Builder:
 
         parts: list = []
         text: list[str] = []
-        k, end = 1, len(raw) - 1
+        k, end = (1, len(raw) - 1) if escapes else (raw.index("[|") + 2, len(raw) - 2)
         while k < end:
             c = raw[k]
-            if c == "\\":
+            if c == "\\" and escapes:
                 esc = raw[k + 1]
                 if esc in " \t\r\n":
                     k = gap_end(raw, k)  # `\<blanks>\` (or `\<newline><blanks>`): nothing
@@ -773,7 +811,8 @@ class Builder:
                     text = []
                 sub = Located(self.loc.file, self.loc.source, l - 1, col - 1,
                               self.string_depth.get(tok.start_pos, self.loc.depth + 1))
-                parts.append(parse_text(unescaped_quotes(body), "expr_start", sub))
+                parts.append(parse_text(unescaped_quotes(body) if escapes else body,
+                                        "expr_start", sub))
                 k = close + 1
             else:
                 text.append(c)
@@ -791,6 +830,10 @@ class Builder:
 
     def p_var(self, meta, ch):
         return ast.PVar(str(ch[0]), self.sp(meta))
+
+    def p_typed(self, meta, ch):
+        ch[0].declared = ch[1]
+        return ch[0]
 
     def p_lit(self, meta, ch):
         lit = ch[0]

@@ -29,7 +29,7 @@ def nest(chain: Tree, loc: Located) -> None:
     """Rebuild the `chain` tree `chain` as nested `binop` trees (itself becoming the outermost
     one, keeping its position). The recursion is bounded by the number of levels, however
     long the chain."""
-    items = chain.children
+    items = _shifts(chain.children, loc)
     operands, ops = items[0::2], items[1::2]
     at = 0  # the next operand; the operator after operand k is ops[k]
 
@@ -50,6 +50,28 @@ def nest(chain: Tree, loc: Located) -> None:
 
     top = climb(0)
     chain.data, chain.children = top.data, top.children
+
+
+def _shifts(items: list, loc: Located) -> list:
+    """`items` with each `>>` made one SHR token: the grammar reads it as two `>` (so that
+    the `>>` closing nested type arguments, `Vec<Set<u8>>`, is two closers wherever a type
+    may be followed by an operator, as in an ascription `e: T`); they must touch."""
+    if not any(isinstance(x, Token) and x.type == "GT" and isinstance(y, Token) and
+               y.type == "GT" for x, y in zip(items, items[1:])):
+        return items
+    out: list = []
+    for x in items:
+        last = out[-1] if out else None
+        if (isinstance(x, Token) and x.type == "GT" and isinstance(last, Token)
+                and last.type == "GT"):
+            if last.end_pos != x.start_pos:
+                raise _unexpected(x, loc, "expected an operand")
+            out[-1] = Token.new_borrow_pos("SHR", ">>", last)
+            out[-1].end_line, out[-1].end_column, out[-1].end_pos = \
+                x.end_line, x.end_column, x.end_pos
+        else:
+            out.append(x)
+    return out
 
 
 def _tree(data: str, children: list) -> Tree:

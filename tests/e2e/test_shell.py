@@ -515,3 +515,68 @@ def test_inspect_calls_its_function_for_each_change(cli, tmp_path):
         "+two 1->3\n"
         "2 -1 edge 2->3\n2 1 edge 2->4\n"
         "+two 1->4\n-two 1->3\n")
+
+
+SYNTAX_PROGRAM = """\
+typedef C = C0{x: bit<32>} | C1{s: string}
+
+function nothing() { () }
+
+function classify(c: C): string {
+    match (c) {
+        C0{.x = var v: bit<32>} -> "c0 ${v}",
+        C1{s: string}: C -> s
+    }
+}
+
+input relation In(n: bigint)
+output relation Out(s: string, b: bool)
+Out("ascription", (1, 2): (bit<32>, bit<32>) < (3, 4)).
+Out("shift", (64 >> 2) == 16 and (1: bit<8>) << 3 == 8).
+Out(classify(C0{7}), true).
+Out(classify(C1{"one"}), nothing() == ()).
+Out($[|raw \\n ${n}|], n > 1) :- In(n).
+
+relation &Ref(n: bigint)
+&Ref(5).
+output relation Refs(n: bigint)
+&Refs(n) :- Ref(n).
+
+output relation Counts(k: bigint, c: usize)
+Counts(k, c) :- In(n), var k = n % 2, var c = Aggregate((k), count(n)).
+
+for (i in In if i.n > 1)
+    if (i.n > 2) Out("big ${i.n}", true) else skip
+
+for (In(n))
+    var m: bigint = n * 10 in
+    if (n == 1)
+        if (m == 10) Out("ten", true) else Out("not ten", false)
+"""
+
+SYNTAX_SCRIPT = """\
+start;
+insert In(1), insert In(2), insert In(3);
+commit;
+dump Out;
+dump Refs;
+dump Counts;
+"""
+
+
+def test_more_of_ddlogs_syntax(cli, tmp_path):
+    """Type ascriptions binding as tightly as `.f` (`e: T < e`), `>>` after nested type
+    arguments, functions without a result type, typed patterns (`var v: T`, `p: T`),
+    interpolated raw strings (`$[|...|]`, no escapes), facts and heads of a relation of
+    references (`&R(..)`), DDlog's older `Aggregate((k), f(e))`, and FLWOR rules with `skip`,
+    `for (R(..))`, `var v: T = e in` and an `if` without braces whose `else` is the nearest
+    one's."""
+    out = shell_prints(cli, tmp_path, SYNTAX_PROGRAM, SYNTAX_SCRIPT)
+    dumped = out.splitlines()[-12:]
+    assert dumped == [
+        'Out{.s = "ascription", .b = true}', 'Out{.s = "big 3", .b = true}',
+        'Out{.s = "c0 7", .b = true}', 'Out{.s = "one", .b = true}',
+        r'Out{.s = "raw \\n 1", .b = false}', r'Out{.s = "raw \\n 2", .b = true}',
+        r'Out{.s = "raw \\n 3", .b = true}', 'Out{.s = "shift", .b = true}',
+        'Out{.s = "ten", .b = true}', "Refs{.n = 5}",
+        "Counts{.k = 0, .c = 1}", "Counts{.k = 1, .c = 2}"], out

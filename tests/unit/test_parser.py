@@ -57,6 +57,8 @@ def sx(n) -> str:
     if isinstance(n, ast.MatchExpr):
         arms = " ".join(f"[{sx(a.pattern)} -> {sx(a.body)}]" for a in n.arms)
         return f"(match {sx(n.scrutinee)} {arms})"
+    if isinstance(n, ast.Ascribe):
+        return f"(: {sx(n.expr)} {sx(n.target)})"
     if isinstance(n, ast.Cast):
         return f"(as {sx(n.expr)} {sx(n.target)})"
     if isinstance(n, ast.Lambda):
@@ -257,6 +259,18 @@ def test_program_keeps_declaration_order_and_source():
     assert parse_program("  // nothing\n/* at all */").decls == []
 
 
+def test_functions_without_a_result_type_return_unit():
+    f = one("function f(x: bigint) { () }")
+    assert (sx(f.result), sx(f.body)) == ("()", "(tuple)")
+
+
+def test_a_reference_head_may_follow_a_function_body():
+    p = parse_program("function f(x: u8): u8 = x\n&R(1).\n&R(x), S(x) :- T(x).")
+    assert [sx(d) for d in p.decls[1:]] == ["R(1).", "R(x) :- T(x).", "S(x) :- T(x)."]
+    assert sx(parse_program("function f(x: u8): u8 = x & y\nR(1).").decls[0].body) == \
+        "(& x y)"
+
+
 def test_function_body_then_rule_needs_no_separator():
     p = parse_program("function f(x: bigint): bigint = x\nR(x) :- S(x).")
     assert [type(d).__name__ for d in p.decls] == ["FunctionDecl", "Rule"]
@@ -432,6 +446,24 @@ def test_identifier_kinds():
 ])
 def test_expressions(text, expected):
     assert e(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("(1, 2): (u8, u8) < (3, 4)", "(< (: (tuple 1 2) (u8, u8)) (tuple 3 4))"),
+    ("x + y: u8", "(+ x (: y u8))"),
+    ("x: u8 >> 2", "(>> (: x u8) 2)"),
+    ("[[1]]: Vec<Vec<u8>> == y", "(== (: (vec (vec 1)) Vec<Vec<u8>>) y)"),
+    ("x: Vec<Set<u8>>>>2", "(>> (: x Vec<Set<u8>>) 2)"),
+    ("a >> b >> c", "(>> (>> a b) c)"),
+])
+def test_ascriptions_bind_as_tightly_as_casts(text, expected):
+    assert e(text) == expected
+
+
+def test_a_shift_is_two_touching_closers():
+    ex = err("4 > > 1", expr=True)
+    assert ex.message == "unexpected '>': expected an operand"
+    assert at(ex) == (1, 5)
 
 
 def test_comparisons_do_not_associate():
@@ -777,7 +809,7 @@ def test_error_declarations():
     assert ex.message.startswith("unexpected end of input")
     ex = err("foo(1).")
     assert ex.message.startswith(
-        "unexpected 'foo', expected one of: identifier, 'extern', 'for', 'function'")
+        "unexpected 'foo', expected one of: identifier, '&', 'extern', 'for', 'function'")
 
 
 def test_error_reports_where_in_a_later_line():
