@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator, Union
+from typing import TYPE_CHECKING, Any, Iterator, Sequence, Union
 
 from ddlog.app.database import Database
 from ddlog.app.transaction import Transaction
@@ -67,11 +67,14 @@ class Program:
 
     @classmethod
     def load(cls, path_or_text: str, spark: "SparkSession | None" = None,
-             max_iterations: int | None = None, config: "Config | None" = None) -> "Program":
+             max_iterations: int | None = None, config: "Config | None" = None,
+             libraries: "Sequence[str]" = ()) -> "Program":
         """A program from a `.dl` file's path or from program text (its modules are looked
-        for beside the file). A program that does not parse or type-check raises a
-        DDlogError whose message names the file, line and column."""
-        return cls(load_program(path_or_text), spark, max_iterations, config)
+        for in the file's directory, then in each of `libraries`, as DDlog's `-L`). A
+        program that does not parse or type-check raises a DDlogError whose message names
+        the file, line and column."""
+        return cls(load_program(path_or_text, libraries=tuple(libraries)), spark,
+                   max_iterations, config)
 
     # -- the façade's parts, for those who need them -------------------------------------
 

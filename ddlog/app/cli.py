@@ -163,12 +163,19 @@ def describe(compiled) -> str:
     return "\n".join(lines)
 
 
+# DDlog's -L: where an imported module `a::b` (the file a/b.dl) is looked for after the
+# program's own directory
+LIBRARY_ARG = arg("-L", "--library", dest="libraries", metavar="DIR", action="append",
+                  default=[], help="look for imported modules under DIR too, after the "
+                                   "program's directory (repeatable, in order; as DDlog's -L)")
+
+
 @command("check", "parse and type-check a program, and show its relations and strata",
-         arg("program", metavar="PROGRAM.dl", help="the DDlog program"))
+         arg("program", metavar="PROGRAM.dl", help="the DDlog program"), LIBRARY_ARG)
 def cmd_check(args: argparse.Namespace) -> int:
     from ddlog.plan import load_file
 
-    print(describe(load_file(args.program)))
+    print(describe(load_file(args.program, tuple(args.libraries))))
     return 0
 
 
@@ -178,13 +185,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 @command("explain", "show the circuit each stratum compiles to (text, or Graphviz DOT)",
          arg("program", metavar="PROGRAM.dl", help="the DDlog program"),
+         LIBRARY_ARG,
          arg("--dot", metavar="FILE", help="also write the circuits as Graphviz DOT to FILE "
                                            "('-' for standard output instead of the text)"))
 def cmd_explain(args: argparse.Namespace) -> int:
     from ddlog.plan import load_file
     from ddlog.plan.explain import explain_dot, explain_text
 
-    compiled = load_file(args.program)
+    compiled = load_file(args.program, tuple(args.libraries))
     if args.dot == "-":
         sys.stdout.write(explain_dot(compiled))
         return 0
@@ -341,6 +349,7 @@ def print_changes(db, changes: dict, fmt: str, stats: bool = False) -> None:
 @command("shell", "read DDlog's command language (start; insert ..; commit; dump; ...) from "
                   "stdin or a file",
          arg("program", metavar="PROGRAM.dl", help="the DDlog program"),
+         LIBRARY_ARG,
          arg("--state", metavar="DIR", help="keep the data in this state directory (created on "
                                             "the first commit; it must belong to PROGRAM)"),
          arg("--commands", metavar="FILE", help="read the commands from FILE instead of stdin"),
@@ -355,7 +364,8 @@ def cmd_shell(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database
     from ddlog.app.shell import Shell
 
-    db = Database.for_program(args.program, args.state, spark_options(args))
+    db = Database.for_program(args.program, args.state, spark_options(args),
+                              tuple(args.libraries))
     status = 1
     try:
         interactive = args.commands is None and sys.stdin.isatty()
@@ -380,6 +390,7 @@ def cmd_shell(args: argparse.Namespace) -> int:
 @command("run", "create a state directory: bind inputs to sources and outputs to sinks, and "
                 "commit the sources as the first epoch",
          arg("program", metavar="PROGRAM.dl", help="the DDlog program"),
+         LIBRARY_ARG,
          STATE_ARG,
          arg("--input", metavar="R=SOURCE", action="append", default=[],
              help="bind input relation R to table:NAME, parquet:PATH, csv:PATH, json:PATH or a "
@@ -390,7 +401,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database, Transaction
     from ddlog.app.bindings import bind, bound_sources, source_frames
 
-    db = Database.create(args.program, args.state, spark_options(args))
+    db = Database.create(args.program, args.state, spark_options(args), tuple(args.libraries))
     failed = True
     try:
         bind(db, args.input, args.output)  # validated before Spark starts
@@ -420,6 +431,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 @command("stream", "apply change files as they arrive, one epoch per Spark Structured "
                    "Streaming micro-batch (exactly once; the state is created if new)",
          arg("program", metavar="PROGRAM.dl", help="the DDlog program"),
+         LIBRARY_ARG,
          STATE_ARG,
          arg("--source", metavar="R=FORMAT:DIR", action="append", default=[],
              help="watch DIR for change files of input relation R (csv, json or parquet: the "
@@ -441,7 +453,8 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from ddlog.runtime.io import check_apart
 
     trigger = Trigger.parse(args.trigger)
-    db = Database.for_program(args.program, args.state, spark_options(args))
+    db = Database.for_program(args.program, args.state, spark_options(args),
+                              tuple(args.libraries))
     failed = True
     try:
         sources = parse_sources(db, args.source)

@@ -88,6 +88,8 @@ class Database:
         self.outputs: dict[str, str] = dict(manifest.outputs) if manifest else {}
         # `ddlog stream`'s sources and last committed micro-batch, stored with each epoch
         self.stream: dict = dict(manifest.stream) if manifest else {}
+        # where imported modules were looked for after the program's directory (`-L`)
+        self.libraries: list[str] = list(manifest.libraries) if manifest else []
         self._session = spark  # the caller's session (the API's), else made on first use
         self._spark = None  # the engine's own session of the same SparkContext
         self._engine = None
@@ -97,21 +99,32 @@ class Database:
 
     @classmethod
     def for_program(cls, program_path: str, state_dir: str | None = None,
-                    options: SparkOptions | None = None) -> "Database":
+                    options: SparkOptions | None = None,
+                    libraries: tuple[str, ...] = ()) -> "Database":
         """The shell: a program file, with a state directory that is created on the first
         commit or must hold a state of this very program. The program is checked before the
-        directory is touched."""
-        db = cls(load_text(read_text(program_path), program_path), options=options)
+        directory is touched. `libraries`: where its imports are looked for after its own
+        directory."""
+        db = cls._of_file(program_path, options, libraries)
         if state_dir is not None:
             db._claim(StateDir(state_dir), existing=True)
         return db
 
     @classmethod
-    def create(cls, program_path: str, state_dir: str,
-               options: SparkOptions | None = None) -> "Database":
+    def create(cls, program_path: str, state_dir: str, options: SparkOptions | None = None,
+               libraries: tuple[str, ...] = ()) -> "Database":
         """`ddlog run`: a new state (refused if the directory already holds one)."""
-        db = cls(load_text(read_text(program_path), program_path), options=options)
+        db = cls._of_file(program_path, options, libraries)
         db._claim(StateDir(state_dir), existing=False)
+        return db
+
+    @classmethod
+    def _of_file(cls, program_path: str, options: SparkOptions | None,
+                 libraries: tuple[str, ...]) -> "Database":
+        roots = [os.path.abspath(d) for d in libraries]
+        db = cls(load_text(read_text(program_path), program_path, tuple(roots)),
+                 options=options)
+        db.libraries = roots
         return db
 
     def _claim(self, state: StateDir, existing: bool) -> None:
@@ -152,7 +165,8 @@ class Database:
             manifest = state.read_manifest()
             text = state.read_program(manifest)
             state.verify(manifest)
-            db = cls(load_text(text, manifest.program_file), state, manifest, options, writer)
+            db = cls(load_text(text, manifest.program_file, tuple(manifest.libraries)), state,
+                     manifest, options, writer)
             state.check_modules(manifest, db.module_hashes())
             return db
         except BaseException:
@@ -596,7 +610,8 @@ class Database:
         manifest = Manifest(program_hash(self.text), self._program_file(), self._engine.epoch,
                             snapshot(self._engine.all_traces()), dict(self.inputs),
                             dict(self.outputs), stream=dict(self.stream),
-                            modules=self.module_hashes(), costs=self._engine.costs())
+                            modules=self.module_hashes(), libraries=list(self.libraries),
+                            costs=self._engine.costs())
         self.state.write_manifest(manifest)
         self.manifest = manifest
         self.state.collect_garbage(manifest)

@@ -28,14 +28,16 @@ def read_program(path_or_text: str, file: str | None = None) -> tuple[str, str]:
     return path_or_text, file or "<input>"
 
 
-def check_text(text: str, file: str = "<input>") -> CheckedProgram:
-    """Parse and check a program (and the user modules it imports, read beside `file`);
-    raises a DDlogError subclass on any program error."""
+def check_text(text: str, file: str = "<input>",
+               libraries: tuple[str, ...] = ()) -> CheckedProgram:
+    """Parse and check a program (and the user modules it imports, read from `file`'s
+    directory, then the `libraries` directories); raises a DDlogError subclass on any program
+    error."""
     with collector_paused():
         return check_program(resolve_imports(parse_program(text, file), parse_program,
-                                             read_text))
+                                             read_text, tuple(libraries)))
 
 
-def check_file(path: str) -> CheckedProgram:
+def check_file(path: str, libraries: tuple[str, ...] = ()) -> CheckedProgram:
     """Like check_text, for the file at `path` (OSError when it cannot be read)."""
-    return check_text(read_text(path), path)
+    return check_text(read_text(path), path, libraries)

@@ -15,17 +15,21 @@ from ddlog.syntax.source import read_text
 __all__ = ["CompiledProgram", "compile_program", "load", "load_file", "load_text"]
 
 
-def load_text(text: str, file: str = "<input>") -> CompiledProgram:
+def load_text(text: str, file: str = "<input>",
+              libraries: tuple[str, ...] = ()) -> CompiledProgram:
+    """`libraries`: directories where imported modules are looked for after the program's
+    own (DDlog's `-L`)."""
     with collector_paused():
-        return compile_program(check_text(text, file))
+        return compile_program(check_text(text, file, libraries))
 
 
-def load(path_or_text: str, file: str | None = None) -> CompiledProgram:
+def load(path_or_text: str, file: str | None = None,
+         libraries: tuple[str, ...] = ()) -> CompiledProgram:
     """A program from a file or from its text; raises a DDlogError subclass on any program
     error, OSError when a file cannot be read."""
-    return load_text(*read_program(path_or_text, file))
+    return load_text(*read_program(path_or_text, file), libraries)
 
 
-def load_file(path: str) -> CompiledProgram:
+def load_file(path: str, libraries: tuple[str, ...] = ()) -> CompiledProgram:
     """Like `load`, but `path` is always a file name (whatever it ends with)."""
-    return load_text(read_text(path), path)
+    return load_text(read_text(path), path, libraries)

@@ -4,7 +4,10 @@ DDlog's standard library (`ddlog_std`, `vec`, `set`, `map`, `group`, `string`, .
 into the dialect (ddlog/builtins/): importing one of its modules is accepted and changes
 nothing, and a name qualified by one (`vec::len`, `ddlog_std::Some`) is the built-in name.
 
-A user module `import a::b` is the file `a/b.dl` beside the importing file. Its declarations
+A user module `import a::b` is the file `a/b.dl` under one of the library roots, as DDlog's
+compiler finds it: the main program's directory, then each root given (`-L DIR`, in order),
+and last, the importing file's own directory (so that a module may import its neighbours
+by their own names). Its declarations
 join the program under names qualified by the module path (`a::b::Edge`, `a::b::Shape`,
 `a::b::f`); inside the module they are written unqualified, and the importing file writes
 them qualified, or through an alias (`import a::b as c` lets it write `c::Edge`). This is
@@ -33,14 +36,17 @@ Parse = Callable[[str, str], ast.Program]  # (text, file) -> program
 Read = Callable[[str], str]
 
 
-def resolve_imports(prog: ast.Program, parse: Parse, read: Read) -> ast.Program:
+def resolve_imports(prog: ast.Program, parse: Parse, read: Read,
+                    roots: tuple[str, ...] = ()) -> ast.Program:
     """The program with its user modules' declarations added (qualified), `import`
-    declarations dropped and standard-library qualifiers removed."""
+    declarations dropped and standard-library qualifiers removed. `roots`: the library
+    directories given besides the main program's."""
     loaded: dict[str, ast.Program] = {}  # module path -> its program, qualified
     order: list[str] = []
     sources: dict[str, str] = {}
     prog = extern_bodies(prog, parse, read, sources)
-    aliases = _imports(prog, parse, read, loaded, order, sources, [])
+    search = (os.path.dirname(prog.file), *roots)
+    aliases = _imports(prog, parse, read, loaded, order, sources, [], search)
     if aliases or any("::" in text for text in [prog.source, *sources.values()]):
         main = _qualify(prog, "", aliases)
     else:  # no name to expand or qualify: spare a large program the walk over every rule
@@ -51,9 +57,11 @@ def resolve_imports(prog: ast.Program, parse: Parse, read: Read) -> ast.Program:
 
 
 def _imports(prog: ast.Program, parse: Parse, read: Read, loaded: dict[str, ast.Program],
-             order: list[str], sources: dict[str, str], active: list[str]) -> dict[str, str]:
-    """Load what `prog` imports (depth first, each module once); returns the aliases it may
-    use: alias -> module path."""
+             order: list[str], sources: dict[str, str], active: list[str],
+             search: tuple[str, ...]) -> dict[str, str]:
+    """Load what `prog` imports (depth first, each module once), each from the first of the
+    `search` directories (then `prog`'s own) that holds it; returns the aliases it may use:
+    alias -> module path."""
     aliases: dict[str, str] = {}
     for imp in (d for d in prog.decls if isinstance(d, ast.Import)):
         path = imp.module
@@ -66,18 +74,32 @@ def _imports(prog: ast.Program, parse: Parse, read: Read, loaded: dict[str, ast.
             cycle = " -> ".join(active[active.index(path):] + [path])
             raise ParseError(f"modules import each other in a cycle ({cycle})", imp.span,
                              prog.source)
-        file = os.path.join(os.path.dirname(prog.file), *path.split("::")) + ".dl"
-        try:
-            text = read(file)
-        except OSError as err:
-            raise ParseError(f"module '{path}' not found: cannot read {file} "
-                             f"({err.strerror or err})", imp.span, prog.source) from None
+        file, text = _module_file(path, (*search, os.path.dirname(prog.file)), read, imp,
+                                  prog.source)
         sources[file] = text
         module = extern_bodies(parse(text, file), parse, read, sources)
-        inner = _imports(module, parse, read, loaded, order, sources, active + [path])
+        inner = _imports(module, parse, read, loaded, order, sources, active + [path], search)
         loaded[path] = _qualify(module, path + "::", inner)
         order.append(path)
     return aliases
+
+
+def _module_file(path: str, dirs: tuple[str, ...], read: Read, imp: ast.Import,
+                 source: str) -> tuple[str, str]:
+    """The file of module `path` in the first of `dirs` that holds it, and its text."""
+    tried: list[str] = []
+    for d in dict.fromkeys(dirs):  # each directory once, in order
+        file = os.path.join(d, *path.split("::")) + ".dl"
+        try:
+            return file, read(file)
+        except FileNotFoundError:
+            tried.append(file)
+        except OSError as err:
+            raise ParseError(f"module '{path}': cannot read {file} ({err.strerror or err})",
+                             imp.span, source) from None
+    raise ParseError(f"module '{path}' not found: no {' nor '.join(tried)} (the library "
+                     f"roots are the main program's directory and those given with -L)",
+                     imp.span, source)
 
 
 def extern_bodies(prog: ast.Program, parse: Parse, read: Read,

@@ -54,6 +54,9 @@ class Manifest:
     # sha256 of its text. They are read from beside the program, outside the state, so an
     # edited module is another program and is refused like an edited program.
     modules: dict[str, str] = field(default_factory=dict)
+    # the library directories (absolute) where imported modules were looked for after the
+    # program's own (`-L`): a state opened again finds its modules where they were found
+    libraries: list[str] = field(default_factory=list)
     # what the cost-based fallback measured, by stratum number: `scratch` (its last
     # evaluation from scratch: seconds, rows, iterations, cold, deltas), `gave_up` (its last
     # incremental run that gave up: ratio, left) and `paces` (its last incremental iterations:
@@ -114,7 +117,7 @@ class Manifest:
         modules = {k: _Reader.check_str(v, f"modules.{k}") for k, v in m.dict("modules").items()}
         return cls(m.str("program_sha256"), m.str("program_file"), m.int("epoch"), traces,
                    inputs, outputs, float(committed), FORMAT, stream, modules,
-                   _costs(m.dict("costs")))
+                   m.strings("libraries"), _costs(m.dict("costs")))
 
 
 def _checksum(body: dict) -> str:
@@ -153,6 +156,13 @@ class _Reader:
         if not isinstance(v, bool):
             raise ValueError(f"{self._name(key)}: not true or false")
         return v
+
+    def strings(self, key: str) -> list[str]:
+        """A list of strings that states written before it lack: empty there."""
+        v = self.d.get(key, [])
+        if not isinstance(v, list):
+            raise ValueError(f"{self._name(key)}: not a list")
+        return [self.check_str(s, f"{self._name(key)}[{k}]") for k, s in enumerate(v)]
 
     def counts(self, key: str) -> list[int]:
         """A list of non-negative integers that states written before it lack: empty there."""

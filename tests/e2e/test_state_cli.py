@@ -179,3 +179,33 @@ def test_catalog_table_as_sink_and_source(cli, tmp_path):
     rows = {(d["src"], d["dst"]) for part in out.glob("part-*.json")
             for d in map(json.loads, part.read_text().splitlines())}
     assert rows == oracle.values["Path"]
+
+
+def test_library_roots_are_kept_with_the_state(cli, tmp_path):
+    """`-L DIR` (DDlog's): `import util::shapes` is util/shapes.dl under the program's
+    directory or a root given; the commands that reopen the state find the modules where
+    `run` found them, and an edited module in a root is refused as another program."""
+    lib = tmp_path / "lib" / "util"
+    lib.mkdir(parents=True)
+    (lib / "shapes.dl").write_text("import util::more as m\n"
+                                   "function area(w: bigint): bigint = w * m::k()\n")
+    (lib / "more.dl").write_text("function k(): bigint = 3\n")
+    (tmp_path / "prog").mkdir()
+    program = tmp_path / "prog" / "main.dl"
+    program.write_text("import util::shapes as sh\ninput relation S(w: bigint)\n"
+                       "output relation A(a: bigint)\nA(sh::area(w)) :- S(w).\n")
+    dat = tmp_path / "s.dat"
+    dat.write_text("start;\ninsert S(2);\ncommit;\n")
+    state = tmp_path / "state"
+    r = cli("run", program, "--state", state, "--input", dat)
+    assert r.code == 1 and "module 'util::shapes' not found" in r.err, r
+    assert not state.exists() or not any(state.iterdir())
+    r = cli("run", program, "-L", tmp_path / "lib", "--state", state, "--input", dat)
+    assert r.code == 0, r
+    r = cli("feed", "--state", state, "--insert", "S(5)")
+    assert r.code == 0 and r.out == "A:\nA{.a = 15}: +1\n", r
+    r = cli("query", "--state", state, "A")
+    assert r.code == 0 and r.out == "A{.a = 6}\nA{.a = 15}\n", r
+    (lib / "more.dl").write_text("function k(): bigint = 4\n")
+    r = cli("query", "--state", state, "A")
+    assert r.code == 1 and "more.dl" in r.err, r

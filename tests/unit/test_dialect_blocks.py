@@ -274,6 +274,31 @@ Far(a, b, g::Weight{1}) :- g::Path(a, b), not g::Edge(a, b, _).
     assert 'P("x")' in info.value.format()
 
 
+def test_modules_are_found_under_the_library_roots(tmp_path):
+    """`import a::b` is a/b.dl under the main program's directory, then each `-L` root in
+    order, then the importing file's own directory; a module in a root imports its
+    neighbours by their paths from the root (DDlog's `foolib/lib.dl` importing
+    `foolib::ns1::m2`)."""
+    for root in ("r1", "r2"):
+        (tmp_path / root / "foolib" / "ns1").mkdir(parents=True)
+    (tmp_path / "r1" / "foolib" / "lib.dl").write_text(
+        "import foolib::ns1::m2 as m2\noutput relation L(x: bigint)\nL(m2::k()).\n")
+    (tmp_path / "r2" / "foolib" / "ns1" / "m2.dl").write_text("function k(): bigint = 2\n")
+    (tmp_path / "r1" / "foolib" / "ns1" / "m2.dl").write_text("function k(): bigint = 1\n")
+    (tmp_path / "prog").mkdir()
+    main = tmp_path / "prog" / "main.dl"
+    main.write_text("import foolib::lib\n")
+    with pytest.raises(ParseError) as info:
+        check_file(str(main))
+    assert info.value.message.startswith(
+        f"module 'foolib::lib' not found: no {tmp_path / 'prog' / 'foolib' / 'lib.dl'} ")
+    prog = check_file(str(main), (str(tmp_path / "r2"), str(tmp_path / "r1")))
+    assert set(prog.relations) == {"foolib::lib::L"}
+    # the first root that holds it
+    assert sorted(prog.ast.sources) == [str(tmp_path / "r1" / "foolib" / "lib.dl"),
+                                        str(tmp_path / "r2" / "foolib" / "ns1" / "m2.dl")]
+
+
 def test_module_cycle(tmp_path):
     (tmp_path / "a.dl").write_text("import b\n")
     (tmp_path / "b.dl").write_text("import a\n")
