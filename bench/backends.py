@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from bench import workloads  # noqa: E402
 from bench.connect_server import ConnectServer  # noqa: E402
 from ddlog.runtime.spark import DEFAULTS  # noqa: E402
 
@@ -71,12 +72,8 @@ def main() -> int:
             connect = bench(args, os.path.join(tmp, "connect"), server.url)
         finally:
             server.stop()
-    result = {"command": "python bench/backends.py " + " ".join(args),
-              "classic": classic, "connect": connect}
-    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    name = "backends-" + "-".join(args).replace("/", "_").replace(".", "_")[:80]
-    with open(os.path.join(ROOT, "bench", "results", f"{name}.json"), "w") as f:
-        json.dump(result, f, indent=2)
+    print("saved", workloads.save({"classic": classic, "connect": connect}, "backends.py",
+                                  args))
     print(table(classic, connect))
     return 0
 

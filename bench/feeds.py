@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import workloads  # noqa: E402
 from bench.commands import REACH, ddlog, reach_inputs  # noqa: E402
 
 
@@ -116,6 +117,7 @@ def main() -> int:
                   f"{'; '.join(','.join(r['modes']) for r in got)}", flush=True)
         result["feeds"].append(row)
     print(json.dumps(result, indent=1))
+    print("saved", workloads.save(result, "feeds.py", sys.argv[1:]))
     shutil.rmtree(work)
     return 0
 

@@ -20,7 +20,6 @@ import os
 import random
 import re
 import sys
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -91,9 +90,7 @@ def main() -> int:
         for rel, df in w.inputs.items():
             q.insert(rel, p.relation(rel).cache() if rel == w.updated else df)
         epochs.append(epoch(q, "from scratch"))
-    result = {"command": "python bench/paces.py " + " ".join(sys.argv[1:]),
-              "date": time.strftime("%Y-%m-%d"), "epochs": epochs}
-    workloads.save(result, args.out, sys.argv[1:], args.workload, prefix="paces-")
+    print("saved", workloads.save({"epochs": epochs}, "paces.py", sys.argv[1:], args.out))
     return 0
 
 

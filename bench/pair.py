@@ -9,12 +9,17 @@ iterations (read from `Program.last_commit`), then per kind and configuration th
 mean seconds and the jobs and iterations in all. Two programs hold the state twice: give the
 driver memory for both (`--memory`).
 
+`tiny` (a program of programs/ on a few random rows per input relation, `--program tc
+--rows 15`) is what the test suite and an interactive user run: small epochs on a tiny state,
+where a configuration's cost is mostly Spark's fixed price per job.
+
 With `--scratch N` it first evaluates the initial facts from scratch N times per
 configuration, the two taking turns at going first, and prints the medians: which
 configuration makes the batch path cheaper (each run's cached state is dropped after it).
 
     python bench/pair.py reach --edges 1000000 --b prefetch=false --epochs 8
     python bench/pair.py pointsto --facts 10000 --b constraint_propagation=true --scratch 3 --epochs 0
+    python bench/pair.py tiny --program pointsto --b inline_incremental=false
 """
 from __future__ import annotations
 

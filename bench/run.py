@@ -202,6 +202,9 @@ def main() -> int:
     workloads.add_knobs(ap)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args()
+    if args.workload == "tiny":
+        ap.error("tiny has no hand-written loop to compare with: bench/pair.py or "
+                 "bench/split.py run it")
 
     from ddlog.runtime.spark import get_session
 
@@ -211,10 +214,8 @@ def main() -> int:
     w = workloads.from_arguments(spark, args)
     batches = [int(b) for b in args.batches.split(",") if b]
     result = run(spark, w, batches, args.repeat, args.seed, config, args.warm)
-    result["command"] = "python bench/run.py " + " ".join(sys.argv[1:])
     result["backend"] = "connect" if args.remote else "classic"
-    result["date"] = time.strftime("%Y-%m-%d")
-    workloads.save(result, args.out, sys.argv[1:], args.workload)
+    print("saved", workloads.save(result, "run.py", sys.argv[1:], args.out))
     print(markdown(result))
     return 0
 

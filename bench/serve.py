@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import workloads  # noqa: E402
 from bench.commands import REACH, ROOT, reach_inputs  # noqa: E402
 from bench.commands import ddlog as _ddlog  # noqa: E402
 
@@ -102,6 +103,7 @@ def main() -> int:
         result["without_server_full_jit"] = full_jit
         result["run_by_jit"] = run_jit
     print(json.dumps(result, indent=1))
+    print("saved", workloads.save(result, "serve.py", sys.argv[1:]))
     print("\n| command | without a server | with `ddlog serve` | ratio |\n|---|---:|---:|---:|")
     for k, label in (("feed", "1-edge `feed`"), ("query", "`query --limit 3`")):
         print(f"| {label} | {cold[k]:.1f} s | {warm[k]:.2f} s | {cold[k] / warm[k]:.0f}x |")

@@ -96,6 +96,7 @@ def main() -> int:
         if k >= args.warm:
             rows.append(row(kind, wall, p.last_commit))
     print(markdown(rows))
+    print("saved", workloads.save({"workload": w.name, "epochs": rows}, "split.py", sys.argv[1:]))
     return 0
 
 

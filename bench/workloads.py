@@ -58,13 +58,15 @@ class Workload:
     name: str
     program: str
     output: str
-    inputs: dict[str, "DataFrame"]  # relation -> its initial facts (cached)
+    # relation -> its initial facts (cached), or their rows in Python (`tiny`)
+    inputs: dict[str, "DataFrame | list[tuple]"]
     # the relation the incremental epochs update, a generator of new rows for it, and
     # present rows to delete (a sample, collected once)
     updated: str
     new_rows: Callable[[random.Random, int], list[tuple]]
     present: list[tuple]
-    loop: Callable[[dict[str, "DataFrame"]], int]  # the hand-written loop: the output's rows
+    # the hand-written loop: the output's rows (None: a program without one, `tiny`)
+    loop: Callable[[dict[str, "DataFrame"]], int] | None
 
 
 def _random_edges(spark: "SparkSession", edges: int, nodes: int, seed: int) -> "DataFrame":
@@ -121,6 +123,37 @@ def tc(spark: "SparkSession", edges: int, path: str | None, seed: int,
 
     return Workload(f"transitive closure, {label}, {n:,} edges", TC, "Path", {"Edge": e},
                     "Edge", new_rows, _sample(e, 2_000), lambda ins: tc_loop(ins["Edge"]))
+
+
+def tiny(program: str, rows: int, seed: int) -> Workload:
+    """A program of programs/ (by its name) on `rows` random rows per input relation over
+    small domains (so that graphs are dense and cyclic): what the test suite and an
+    interactive user run. Its epochs change its first input relation; it has no
+    hand-written loop."""
+    from ddlog.plan import load_file
+    from ddlog.types import TString
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "programs", f"{program}.dl")
+    with open(path) as f:
+        text = f.read()
+    inputs = [info for info in load_file(path).program.relations.values()
+              if info.role == "input"]
+    if not inputs:
+        raise SystemExit(f"tiny: {program}.dl has no input relation")
+
+    def row(rng: random.Random, info) -> tuple:
+        return tuple(f"v{rng.randrange(10)}" if isinstance(t, TString) else rng.randrange(12)
+                     for _, t in info.columns)
+
+    rng = random.Random(seed)
+    facts = {info.name: sorted({row(rng, info) for _ in range(rows)}) for info in inputs}
+    output = next((r.name for r in load_file(path).program.relations.values()
+                   if r.role == "output"), inputs[0].name)
+    first = inputs[0]
+    return Workload(f"{program}.dl, {rows} random rows per input", text, output, facts,
+                    first.name, lambda rng, k: [row(rng, first) for _ in range(k)],
+                    list(facts[first.name]), None)
 
 
 _PER_METHOD = 12  # local variables of a method in `pointsto_facts`
@@ -321,21 +354,47 @@ def config_of(knobs: str) -> "Config":
         raise SystemExit(str(e))
 
 
-def save(result: dict, out: str, argv: list[str], default: str, prefix: str = "") -> str:
-    """Write a run's result as JSON into `out`, named after its command line's arguments
-    (`default` when there are none); returns the file's path."""
-    slug = "-".join(argv).replace("/", "_").replace(".", "_")[:80] or default
+RESULTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench",
+                       "results")
+
+
+def save(result: dict, script: str, argv: list[str], out: str = RESULTS) -> str:
+    """Write a run's result as JSON into `out`, with what makes it a record: the command
+    (`python bench/SCRIPT ARGS`), the date and time (UTC), the commit it ran (with
+    "-dirty" when the checkout had changes) and the machine's cores. Named by the time and
+    the script, so that a rerun adds a file. Returns the file's path."""
+    import platform
+    import subprocess
+    import time
+
+    root = os.path.dirname(RESULTS)
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    now = time.gmtime()
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    if git("status", "--porcelain", "--untracked-files=no"):
+        commit += "-dirty"
+    record = {"command": f"python bench/{script} " + " ".join(argv),
+              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", now), "commit": commit,
+              "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+              **result}
     os.makedirs(out, exist_ok=True)
-    path = os.path.join(out, f"{prefix}{slug}.json")
+    name = os.path.splitext(script)[0]
+    path = os.path.join(out, f"{time.strftime('%Y%m%dT%H%M%S', now)}-{name}.json")
     with open(path, "w") as f:
-        json.dump(result, f, indent=2)
+        json.dump(record, f, indent=2)
     return path
 
 
 def add_arguments(ap: "argparse.ArgumentParser") -> None:
     """The command-line arguments that choose a workload and its size (bench/run.py,
-    bench/split.py)."""
-    ap.add_argument("workload", choices=["reach", "tc", "pointsto"])
+    bench/split.py, bench/pair.py, bench/paces.py)."""
+    ap.add_argument("workload", choices=["reach", "tc", "pointsto", "tiny"])
+    ap.add_argument("--program", default="tc", help="tiny: a program of programs/ (its name)")
+    ap.add_argument("--rows", type=int, default=15, help="tiny: rows per input relation")
     ap.add_argument("--edges", type=int, default=100_000)
     ap.add_argument("--roots", type=int, default=10)
     ap.add_argument("--file", help="tc: an edge list (src,dst per line), e.g. tree11.csv")
@@ -350,4 +409,6 @@ def from_arguments(spark: "SparkSession", args: "argparse.Namespace") -> Workloa
         return reach(spark, args.edges, args.roots, args.seed, args.partitions)
     if args.workload == "tc":
         return tc(spark, args.edges, args.file, args.seed, args.partitions)
+    if args.workload == "tiny":
+        return tiny(args.program, args.rows, args.seed)
     return pointsto(spark, args.facts, args.seed, args.partitions)

@@ -273,8 +273,7 @@ class JoinOp(Operator):
         change meets later is then known without a Spark job (_joined_ahead). Only a large
         past (read by key, config.narrow_rows) is looked up: over a small one the horizon's
         action is a small join of local relations, and on tiny states the lookups cost
-        about what the job saved (`bench/small.py`, with against without: reach 1.08x, tc
-        1.01x, points-to 1.03x)."""
+        about what the job saved (`bench/pair.py tiny --b prefetch=false`)."""
         out = []
         for d, (x, y, xk, yk) in enumerate(self.dirs):
             if not (self.config.prefetch and self.y_at_zero[d] and yk
