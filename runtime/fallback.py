@@ -6,6 +6,8 @@ remembered for the changes as large that follow (`GaveUp`).
 
 These are plain values and functions of them, kept with the durable state
 (runtime/state/manifest.py reads them back).
+
+The design: docs/design.md, The cost model and the fallback.
 """
 from __future__ import annotations
 

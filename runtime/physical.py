@@ -5,6 +5,8 @@ Every delta the engine keeps is cut from its lineage here, so plans never grow w
 iterations or epochs: a small result becomes a local relation (its rows collected on the JVM,
 behind a plan leaf with exact statistics, read by later plans without a Spark job), a large
 one a checkpoint on the executors. Several Z-sets are materialised by one Spark action.
+
+The design: docs/design.md, The Spark mapping.
 """
 from __future__ import annotations
 

@@ -21,6 +21,8 @@ Inside a scope, on the classic backend, the label is also the Spark call site of
 and jobs started (what the Spark UI shows for them; the thread's own call site is restored
 afterwards). Without one, Spark takes every new RDD's call site from the JVM's stack, a walk of
 the stack and a regular expression per frame, a cost every small epoch would pay.
+
+The design: docs/design.md, Measuring an epoch.
 """
 from __future__ import annotations
 

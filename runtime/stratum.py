@@ -1,4 +1,4 @@
-"""Runs one stratum's circuit for one epoch on Spark.
+"""Runs one stratum's circuit for one epoch on Spark (docs/design.md, An epoch).
 
 Non-recursive strata run iteration 0 only. Recursive strata iterate i = 0, 1, ...: at each i
 every stateful operator computes its double delta, which is materialised and counted and

@@ -1,4 +1,5 @@
-"""Traces: the state of nested streams (time = (epoch, fixpoint iteration)).
+"""Traces: the state of nested streams (time = (epoch, fixpoint iteration); docs/design.md,
+Z-sets, streams and traces).
 
 A stored `Trace` keeps a stream's double deltas keyed by iteration: `past` (summed over all
 finished epochs, one Z-set per iteration) and `cur` (the running epoch). Both are spines of

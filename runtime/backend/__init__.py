@@ -1,4 +1,4 @@
-"""How the runtime reaches Spark: one interface, two backends.
+"""How the runtime reaches Spark: one interface, two backends (docs/design.md, Backends).
 
 - `classic` (runtime/backend/classic.py): a session whose JVM runs in this process. Plans are
   built as Catalyst nodes through py4j where PySpark's API would take many round trips and

@@ -4,6 +4,8 @@ flatmap, union, negate) need no state: `linear.py` turns them into functions ove
 applied to deltas and to traces alike.
 
 `OPERATORS` is the one place that says which operator runs which circuit node.
+
+The design: docs/design.md, The operators' formulas.
 """
 from __future__ import annotations
 

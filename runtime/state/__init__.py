@@ -37,6 +37,8 @@ batch is checked against the checksum in its name when it is read, as the state 
 The traces are the engine's (`Engine.all_traces()`, named deterministically from the program
 text) plus the output relations' value spines (ddlog/app/database.py); a state is re-opened by
 compiling the stored program and re-attaching each trace's batches.
+
+The design: docs/design.md, Durable state.
 """
 from ddlog.runtime.state.layout import (CHECKPOINTS, DATA, JOURNAL, MANIFEST, MARK, PROGRAM, STREAM,
                                   StateDir, StateError, failpoint, program_hash)
