@@ -29,6 +29,7 @@ from ddlog.types import RelationInfo, Update
 from ddlog.runtime.backend import col
 from ddlog.runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from ddlog.runtime.operators import Probe
+from ddlog.plan.physical import physical_plan
 from ddlog.runtime.stratum import Progress, StratumRuntime, run_together
 from ddlog.runtime.trace import INF, Batch, Persist, Trace
 from ddlog.runtime.config import DEFAULT, Config
@@ -68,8 +69,12 @@ class Engine:
             name: Trace([col_name(k) for k in range(info.arity)], config)
             for name, info in compiled.relations.items()
             if keep_values and info.role == "output"}
-        self.strata = [StratumRuntime(c, self.traces, config) for c in compiled.circuits]
-        self.together = _together(self.strata)
+        # what each epoch runs (ddlog/plan/physical.py): the strata's waves, inlining and
+        # arrangements, and the groups of strata run side by side
+        self.plan = physical_plan(compiled.circuits)
+        self.strata = [StratumRuntime(s.circuit, self.traces, config, s)
+                       for s in self.plan.strata]
+        self.together = [[self.strata[k] for k in group] for group in self.plan.groups]
         self.iterations: dict[int, int] = {}
         self.last_stats: EpochStats | None = None  # what the last commit did
         # the relations whose trace moved in the last epoch this process committed (None:
@@ -413,31 +418,6 @@ def bag(z: DataFrame, cols: list[str]) -> DataFrame:
     """A Z-set's records with positive weight, each repeated as many times as its weight."""
     reps = F.explode(F.array_repeat(F.lit(0), col(WEIGHT).cast("int")))
     return z.filter(col(WEIGHT) > 0).select(*cols, reps.alias("_rep")).select(*cols)
-
-
-def _together(strata: list[StratumRuntime]) -> list[list[StratumRuntime]]:
-    """The groups an epoch runs the strata in, in order, each group's actions packed into
-    one (runtime/stratum.run_together). A stratum goes into the first group after every group
-    that writes a relation it reads; a non-recursive one joins a non-recursive group from
-    there on when there is one. So the strata of one level of the dependency graph run side
-    by side however the stratifier ordered them: an aggregate's group-by and the relation that
-    reads it come one after the other in stratum order, and grouping only consecutive strata
-    packed an aggregates program's eight group-bys over one recursive relation two at a
-    time. A recursive stratum runs alone: its iterations are actions of their own."""
-    groups: list[list[StratumRuntime]] = []
-    writer: dict[str, int] = {}  # relation -> index of the group whose stratum writes it
-    for s in strata:
-        c = s.circuit
-        level = max((writer[r] + 1 for r in c.imports() if r in writer), default=0)
-        at = None if c.recursive else next(
-            (g for g in range(level, len(groups)) if not groups[g][0].circuit.recursive), None)
-        if at is None:
-            groups.append([s])
-            at = len(groups) - 1
-        else:
-            groups[at].append(s)
-        writer.update((r, at) for r in c.relations)
-    return groups
 
 
 def _first_keys(updates: list[Update]) -> set | None:

@@ -79,7 +79,7 @@ class StratumStats:
     rows_in: int = 0  # rows of the changes the stratum read
     rows_out: int = 0  # rows of the changes it produced (its relations' deltas, summed)
     # the Spark jobs and seconds of the actions it ran in: strata run together (non-recursive
-    # ones of one dependency level, runtime/engine._together) share theirs (the epoch counts
+    # ones of one dependency level, ddlog/plan/physical.together) share theirs (the epoch counts
     # them once)
     jobs: int = 0
     seconds: float = 0.0

@@ -31,13 +31,14 @@ from typing import Callable, Generator, Hashable
 from pyspark.sql import DataFrame
 
 from ddlog.errors import EvaluationError
-from ddlog.plan.circuit import (AntiJoin, Circuit, Delay, Distinct, FlatMap, GroupBy, Import,
-                                Join, Negate, Output, Select, Union_)
+from ddlog.plan.circuit import (Circuit, Delay, Distinct, FlatMap, Import, Negate, Output,
+                                Select, Union_)
+from ddlog.plan.physical import StratumPlan, column_sources, stratum_plan
 from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.fallback import Check, Decider, Decision, GaveUp, Paces, Run, Scratch
 from ddlog.runtime.operators import Context, Operator, Probe, build_operator
 from ddlog.runtime.operators.base import KeysOf
-from ddlog.runtime.operators.linear import column_sources, linear_fn, renames
+from ddlog.runtime.operators.linear import linear_fn, renames
 from ddlog.runtime.physical import Frame, driver_sized, materialize_many
 from ddlog.runtime.schema import ITER
 from ddlog.runtime.stats import IterationStats, StratumStats
@@ -98,8 +99,11 @@ def run_together(epochs: list[Epoch], config: Config = DEFAULT) -> list[StratumS
 
 class StratumRuntime:
     def __init__(self, circuit: Circuit, relation_traces: dict[str, Trace],
-                 config: Config = DEFAULT):
+                 config: Config = DEFAULT, plan: StratumPlan | None = None):
+        """`plan`: the circuit's physical plan (ddlog/plan/physical.py), made here if not
+        given: its waves, the operators it may inline, the arrangements its reads ask for."""
         self.circuit = circuit
+        self.plan = plan = plan or stratum_plan(circuit)
         self.relation_traces = relation_traces
         self.config = config
         self.max_iterations = config.max_iterations
@@ -126,57 +130,25 @@ class StratumRuntime:
                 rel = rel_of_distinct.get(node.id)
                 self.out_traces[node.id] = (relation_traces[rel] if rel is not None
                                             else Trace(list(node.columns), config))
-        self.levels = self._levels()
+        self.levels = plan.levels
         for node in circuit.nodes:
             self._build(node)
-        self.waves = self._waves()
-        self.inlinable = self._inlinable()
+        self.waves = [(list(w.operators), list(w.relations)) for w in plan.waves]
+        self.inlinable = set(plan.inlinable)
         self._arrange()
 
     def _arrange(self) -> None:
-        """Tell each trace that a join, distinct or group reads by key by which columns, so
-        that it keeps its large batches arranged by them (Trace.arrange_by): the key columns
-        of the reading node are followed back through linear nodes to the traces that hold
-        them. A trace read by several keys keeps the first (joins come first: they read the
-        largest traces)."""
-        reads: list[tuple[int, list[str]]] = []
-        for node in self.circuit.nodes:
-            if isinstance(node, (Join, AntiJoin)):
-                reads += [(node.left, list(node.left_keys)), (node.right, list(node.right_keys))]
-        for node in self.circuit.nodes:
-            if isinstance(node, Distinct):
-                reads.append((node.input, list(node.columns)))
-            elif isinstance(node, GroupBy):
-                reads.append((node.input, list(node.keys)))
-        for nid, cols in reads:
-            if not cols:
-                continue
-            for trace, held in self._holders(nid, cols):
-                if trace.arrange_by is None:
-                    trace.arrange_by = tuple(held)
-        if self.circuit.recursive:
-            for node in self.circuit.nodes:
-                if isinstance(node, Import):
-                    self.relation_traces[node.relation].arrange_cur = True
-
-    def _holders(self, nid: int, cols: list[str]) -> list[tuple[Trace, list[str]]]:
-        """The stored traces that node `nid`'s columns `cols` come from, with their names
-        there; only where every one of them is a column passed through unchanged."""
-        node = self.circuit.node(nid)
-        if isinstance(node, (Import, Delay)):
-            return [(self.relation_traces[node.relation], cols)]
-        if isinstance(node, (Select, FlatMap, Negate)):
-            src = column_sources(node)
-            if any(c not in src for c in cols):
-                return []
-            return self._holders(node.input, [src[c] for c in cols])
-        if isinstance(node, Union_):
-            return [h for s in node.sources for h in self._holders(s, cols)]
-        if isinstance(node, Output):
-            return self._holders(node.input, cols)
-        if nid in self.out_traces:
-            return [(self.out_traces[nid], cols)]
-        return []
+        """Tell each trace that a join, distinct or group reads by key by which columns
+        (the plan's arrangements), so that it keeps its large batches arranged by them
+        (Trace.arrange_by). A relation's trace read by several strata keeps the first
+        stratum's keys."""
+        for a in self.plan.arrangements:
+            trace = (self.relation_traces[a.holder] if isinstance(a.holder, str)
+                     else self.out_traces[a.holder])
+            if trace.arrange_by is None:
+                trace.arrange_by = a.keys
+        for rel in self.plan.arranged_cur:
+            self.relation_traces[rel].arrange_cur = True
 
     def _inline(self, fresh: bool, imports: set[str]) -> set[int]:
         """The operators whose deltas this epoch plans into their readers' action instead of
@@ -205,35 +177,6 @@ class StratumRuntime:
             return set()
         feeds = set(self.circuit.delays.values())
         return {nid for nid in self.ops if nid not in feeds}
-
-    def _inlinable(self) -> set[int]:
-        """The joins and antijoins of a recursive stratum whose delta at iteration i is read
-        only at iteration i, by the Distinct of a relation (or as a linear-fed relation's
-        delta), in the epochs that plan them so (_inline). Such a delta need not be
-        materialised on its own: its plan is part of the relation's step, and the whole
-        iteration is one Spark action (as a hand-written semi-naive loop is). Its trace is
-        recorded as one plan per iteration, replaced after the fixpoint by one plan over the
-        whole epoch (JoinOp.whole), which the epoch's end materialises with the other folds:
-        the join runs twice in all, not once more per iteration. An operator read by another
-        join is not inlined: that join reads all its earlier iterations too, which would
-        re-run their plans in every later one."""
-        c = self.circuit
-        if not c.recursive:
-            return set()
-        feeds = set(c.delays.values())
-        consumers = c.consumers()
-
-        def read_now(nid: int) -> bool:
-            for k in consumers[nid]:
-                node = c.node(k)
-                if isinstance(node, Output) or (isinstance(node, Distinct) and k in feeds):
-                    continue
-                if node.stateful or not read_now(k):
-                    return False
-            return True
-
-        return {n.id for n in c.nodes if isinstance(n, (Join, AntiJoin))
-                and n.id not in feeds and read_now(n.id)}
 
     def _build(self, node) -> None:
         """The trace view of `node`: a view over other traces for a linear node, the trace its
@@ -554,35 +497,6 @@ class StratumRuntime:
                                      *(self.relation_traces[r] for r in self.circuit.relations),
                                      *self.out_traces.values()]}
         return est + sum(t.held_rows() for t in traces.values())
-
-    def _levels(self) -> dict[int, int]:
-        """Each node's wave: the number of stateful operators on its longest path from an
-        import or delay within one iteration (a stateful node counts itself)."""
-        level: dict[int, int] = {}
-        for node in self.circuit.nodes:
-            if isinstance(node, (Import, Delay)):
-                level[node.id] = 0
-                continue
-            below = max((level[k] for k in node.inputs), default=0)
-            level[node.id] = below + 1 if node.stateful else below
-        return level
-
-    def _waves(self) -> list[tuple[list[int], list[str]]]:
-        """The stateful operators (and linear-fed relations) grouped by depth within one
-        iteration: a wave reads only deltas of earlier waves (or of earlier iterations, through
-        the delay), so each wave is one Spark action over materialised inputs only. (Planning
-        a whole iteration as one action instead re-plans shared sub-plans once per use: the
-        plan grows exponentially with the chain of operators.)"""
-        level = self.levels
-        depth = max([level[n] for n in self.ops] + [0])
-        linear_fed = {rel: nid for rel, nid in self.circuit.delays.items() if nid not in self.ops}
-        waves = []
-        for k in range(1, depth + 2):
-            ops = [n for n in self.ops if level[n] == k]
-            rels = [r for r, n in linear_fed.items() if level[n] + 1 == k]
-            if ops or rels:
-                waves.append((ops, rels))
-        return waves
 
     def _iteration(self, i: int, feedback: set[int], inline: set[int]
                    ) -> Generator[Request, dict, tuple[list[int], bool]]:

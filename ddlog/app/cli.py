@@ -187,19 +187,27 @@ def cmd_check(args: argparse.Namespace) -> int:
          arg("program", metavar="PROGRAM.dl", help="the DDlog program"),
          LIBRARY_ARG,
          arg("--dot", metavar="FILE", help="also write the circuits as Graphviz DOT to FILE "
-                                           "('-' for standard output instead of the text)"))
+                                           "('-' for standard output instead of the text)"),
+         arg("--physical", action="store_true",
+             help="also show what an epoch runs: the strata run side by side, each "
+                  "stratum's waves (one Spark action per iteration each), what it inlines "
+                  "and the arrangements"))
 def cmd_explain(args: argparse.Namespace) -> int:
     from ddlog.plan import load_file
     from ddlog.plan.explain import explain_dot, explain_text
+    from ddlog.plan.physical import explain_physical, physical_plan
 
     compiled = load_file(args.program, tuple(args.libraries))
     if args.dot == "-":
-        sys.stdout.write(explain_dot(compiled))
+        sys.stdout.write(explain_dot(compiled, physical_plan(compiled) if args.physical
+                                     else None))
         return 0
     sys.stdout.write(explain_text(compiled))
+    if args.physical:
+        sys.stdout.write("\nwhat an epoch runs:\n" + explain_physical(physical_plan(compiled)))
     if args.dot:
         with open(args.dot, "w", encoding="utf-8") as f:
-            f.write(explain_dot(compiled))
+            f.write(explain_dot(compiled, physical_plan(compiled) if args.physical else None))
     return 0
 
 

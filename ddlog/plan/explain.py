@@ -1,11 +1,16 @@
 """Renders circuits as text (`ddlog explain`) and as Graphviz DOT (`--dot`)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ddlog.plan import exprs as ir
 from ddlog.plan.circuit import (AntiJoin, Delay, Distinct, FlatMap, GroupBy, Import,
                            Join, Negate, Node, Output, Select, Union_)
 from ddlog.plan.compile import CompiledProgram
 from ddlog.limits import recursion_room
+
+if TYPE_CHECKING:
+    from ddlog.plan.physical import PhysicalPlan
 
 
 def show_expr(e) -> str:
@@ -118,16 +123,27 @@ def _dot_escape(s: str) -> str:
 
 
 @recursion_room()
-def explain_dot(cp: CompiledProgram) -> str:
+def explain_dot(cp: CompiledProgram, physical: "PhysicalPlan | None" = None) -> str:
+    """The circuits as Graphviz DOT; with `physical` (ddlog/plan/physical.py), each stratum's
+    label names its group of strata run together, each stateful operator its wave, and an
+    operator inlined when it pays is dashed."""
     out = ["digraph ddlog {", "  rankdir=LR;", "  node [shape=box, fontname=Helvetica];"]
+    plans = {s.circuit.stratum: s for s in physical.strata} if physical else {}
+    group_of = {physical.strata[k].circuit.stratum: g for g, ks in enumerate(physical.groups)
+                for k in ks} if physical else {}
     for c in cp.circuits:
         out.append(f"  subgraph cluster_{c.stratum} {{")
         rec = " (recursive)" if c.recursive else ""
+        group = f", group {group_of[c.stratum]}" if c.stratum in group_of else ""
         out.append(f'    label="stratum {c.stratum}: {_dot_escape(", ".join(c.relations))}'
-                   f'{rec}";')
+                   f'{rec}{group}";')
+        plan = plans.get(c.stratum)
+        wave = {n: k + 1 for k, w in enumerate(plan.waves) for n in w.operators} if plan else {}
         for node in c.nodes:
+            extra = f" (wave {wave[node.id]})" if node.id in wave else ""
+            style = ", style=dashed" if plan and node.id in plan.inlinable else ""
             out.append(f'    s{c.stratum}_{node.id} [label="#{node.id} '
-                       f'{_dot_escape(describe(node))}"];')
+                       f'{_dot_escape(describe(node))}{extra}"{style}];')
         for node in c.nodes:
             for i in node.inputs:
                 out.append(f"    s{c.stratum}_{i} -> s{c.stratum}_{node.id};")

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import FlatMap, Negate, Node, Select
 from ddlog.plan.exprs import Col
+from ddlog.plan.physical import column_sources
 from ddlog.runtime.backend import col, select
 from ddlog.runtime.expr import compile_expr
 from ddlog.runtime.schema import ITER, WEIGHT
@@ -63,19 +64,6 @@ def linear_fn(node: Node) -> Fn:
         return flatmap_fn(node)
     if isinstance(node, Negate):
         return negate_fn(node)
-    raise TypeError(f"{type(node).__name__} is not linear")
-
-
-def column_sources(node: Node) -> dict[str, str]:
-    """For each output column of a linear node that is an input column as it is (kept or
-    renamed): that input column. A filter only drops rows, so a key read through it is a
-    superset, which is all a lookup needs."""
-    if isinstance(node, Select):
-        return {n: e.name for n, e in node.outputs if isinstance(e, Col)}
-    if isinstance(node, FlatMap):
-        return {n: n for n in node.columns if n != node.column}
-    if isinstance(node, Negate):
-        return {n: n for n in node.columns}
     raise TypeError(f"{type(node).__name__} is not linear")
 
 

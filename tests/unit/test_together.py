@@ -1,17 +1,16 @@
-"""Which strata an epoch runs side by side (runtime/engine._together): each group's actions are
+"""Which strata an epoch runs side by side (ddlog/plan/physical.together): each group's actions are
 packed into one Spark action, so fewer groups are fewer jobs. A stratum may only run after every
 stratum that writes a relation it reads, and a recursive one runs alone."""
 from __future__ import annotations
 
 import glob
 import os
-from dataclasses import dataclass
 
 import pytest
 
 from ddlog.plan import load
 from ddlog.plan.circuit import Circuit
-from ddlog.runtime.engine import _together
+from ddlog.plan.physical import physical_plan
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -36,13 +35,9 @@ Loop(x) :- Edge(x, x).
 """
 
 
-@dataclass
-class Stub:  # what _together reads of a StratumRuntime
-    circuit: Circuit
-
-
 def groups_of(circuits: list[Circuit]) -> list[list[Circuit]]:
-    return [[s.circuit for s in g] for g in _together([Stub(c) for c in circuits])]
+    plan = physical_plan(circuits)
+    return [[plan.strata[k].circuit for k in g] for g in plan.groups]
 
 
 def assert_runnable(groups: list[list[Circuit]]) -> None:
