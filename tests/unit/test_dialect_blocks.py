@@ -274,6 +274,22 @@ Far(a, b, g::Weight{1}) :- g::Path(a, b), not g::Edge(a, b, _).
     assert 'P("x")' in info.value.format()
 
 
+def test_a_capitalised_alias_qualifies_types_functions_and_relations(tmp_path):
+    """`import mylib as ML` (DDlog's `import tinyset as TS`): `ML::Pair`, `ML::swap`,
+    `ML::Seen` are mylib's."""
+    (tmp_path / "mylib.dl").write_text(
+        "typedef Pair = Pair{a: bigint, b: bigint}\n"
+        "function swap(p: Pair): Pair = Pair{p.b, p.a}\nrelation Seen(p: Pair)\n")
+    main = tmp_path / "main.dl"
+    main.write_text("import mylib as ML\ninput relation In(a: bigint, b: bigint)\n"
+                    "output relation Out(p: ML::Pair)\n"
+                    "Out(ML::swap(ML::Pair{a, b})) :- In(a, b).\n"
+                    "ML::Seen(ML::Pair{a, b}) :- In(a, b).\n")
+    prog = check_file(str(main))
+    assert set(prog.relations) == {"In", "Out", "mylib::Seen"}
+    assert "mylib::Pair" in prog.types
+
+
 def test_modules_are_found_under_the_library_roots(tmp_path):
     """`import a::b` is a/b.dl under the main program's directory, then each `-L` root in
     order, then the importing file's own directory; a module in a root imports its
