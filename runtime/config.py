@@ -4,8 +4,7 @@ global). The Spark settings the engine applies are not knobs but what its design
 Spark, kept beside the code that applies them: ddlog's local-mode session defaults
 (runtime/spark.DEFAULTS, each overridden by the user's own setting), the settings under which
 a small action runs as one job (runtime/physical.driver_sized). The environment variables
-the engine reads are those of runtime/spark (SPARK_REMOTE, SPARK_MASTER: PySpark's own;
-DDLOG_SPARK_LOG_LEVEL) and DDLOG_FAILPOINT, the crash tests' (runtime/state/layout)."""
+ddlog reads are named, with what each does, in ddlog/environment.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
