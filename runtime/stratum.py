@@ -42,7 +42,8 @@ from ddlog.runtime.operators.linear import linear_fn, renames
 from ddlog.runtime.physical import Frame, driver_sized, materialize_many
 from ddlog.runtime.schema import ITER
 from ddlog.runtime.stats import IterationStats, StratumStats
-from ddlog.runtime.trace import INF, Flat, Mapped, Shifted, Summed, Trace, TraceView
+from ddlog.runtime.trace import INF, Trace
+from ddlog.runtime.views import Flat, Mapped, Shifted, Summed, TraceView
 from ddlog.runtime.zset import consolidate, negate, union_all
 
 Progress = Callable[[str], None]

@@ -36,9 +36,9 @@ def read_dat(db: Database, path: str) -> dict[str, set[tuple]]:
             if cmd.kind == "delete":
                 rows.discard(row)
             else:
-                db.replay_insert(rows, row, cmd, path, text)
+                db.keys.replay_insert(rows, row, cmd, path, text)
         elif isinstance(cmd, (C.Modify, C.DeleteKey)):
-            db.replay_by_key(target.setdefault(cmd.relation, set()), cmd, path, text)
+            db.keys.replay_by_key(target.setdefault(cmd.relation, set()), cmd, path, text)
         elif isinstance(cmd, C.Clear):
             db.input_relation(cmd.relation, cmd.span, text, "clear")
             target[cmd.relation] = set()

@@ -29,21 +29,22 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable
 
-from ddlog.app.transaction import CLEAR, Transaction
+from ddlog.app.keys import PrimaryKeys
+from ddlog.app.transaction import Transaction
 from ddlog.errors import EvaluationError, Span, UpdateError
 from ddlog.plan import CompiledProgram, load_text
 from ddlog.check.program import INSPECTED
 from ddlog.syntax import ast
 from ddlog.syntax import commands as C
 from ddlog.syntax.source import read_text
-from ddlog.types import RelationInfo, TCtor, TStruct, Update
-from ddlog.values import Record, format_record, format_value, sort_key
-from ddlog.values.literals import mutated, row_of, value_of
+from ddlog.types import RelationInfo, Update
+from ddlog.values import sort_key
+from ddlog.values.literals import row_of
 from ddlog.runtime.config import DEFAULT, Config, with_knobs
 from ddlog.runtime.state import Manifest, StateDir, StateError, program_hash
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
 
 __all__ = ["Database", "SparkOptions", "Transaction", "UpdateError"]
 
@@ -94,6 +95,7 @@ class Database:
         self._spark = None  # the engine's own session of the same SparkContext
         self._engine = None
         self.keep_open = False  # `ddlog serve` owns it: the commands it runs do not close it
+        self.keys = PrimaryKeys(self)  # what the input relations' primary keys mean
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -234,10 +236,11 @@ class Database:
         if isinstance(cmd, C.Update):
             row = self.row(cmd.atom, cmd.kind, file, source)
             name = cmd.atom.relation
-            if cmd.kind != "delete" and self._keyed(cmd, source):
-                found = self.keyed_rows(txn, self.relations[name], self.program.keys[name],
-                                        self._key_value(self.relations[name], row))
-                for old in self._replaced(found, cmd, source):
+            if cmd.kind != "delete" and self.keys.keyed(cmd, source):
+                keys = self.keys
+                found = keys.keyed_rows(txn, self.relations[name], self.program.keys[name],
+                                        keys.key_value(self.relations[name], row))
+                for old in keys.replaced(found, cmd, source):
                     txn.delete(name, old)
             (txn.delete if cmd.kind == "delete" else txn.insert)(
                 name, row, counted=self.relations[name].weighted)
@@ -245,144 +248,9 @@ class Database:
             self.input_relation(cmd.relation, cmd.span, source, "clear")
             txn.clear(cmd.relation)
         elif isinstance(cmd, (C.Modify, C.DeleteKey)):
-            self.by_key(txn, cmd, file, source)
+            self.keys.by_key(txn, cmd, file, source)
         else:  # pragma: no cover - callers dispatch
             raise TypeError(cmd)
-
-    def by_key(self, txn: Transaction, cmd: "C.Modify | C.DeleteKey", file: str,
-               source: str | None) -> None:
-        """`modify R k <- v;` / `delete_key R k;`: the record of R whose primary key is k
-        (as the transaction has it so far) is replaced by itself changed by v, or deleted."""
-        info, key, k = self._key_of(cmd, file, source)
-        old, new = self._rekeyed(cmd, info, key, self.keyed_rows(txn, info, key, k), file,
-                                 source)
-        txn.delete(info.name, old)
-        if new is not None:
-            txn.insert(info.name, new)
-
-    def replay_by_key(self, rows: set[tuple], cmd: "C.Modify | C.DeleteKey", file: str,
-                      source: str | None) -> None:
-        """`by_key` on rows held in Python (a .dat file bound as a source)."""
-        info, key, k = self._key_of(cmd, file, source)
-        found = self._with_key(self.rows_frame(info, list(rows)), info, key, k) if rows else []
-        old, new = self._rekeyed(cmd, info, key, found, file, source)
-        rows.discard(old)
-        if new is not None:
-            rows.add(new)
-
-    def replay_insert(self, rows: set[tuple], row: tuple, cmd: C.Update, file: str,
-                      source: str | None) -> None:
-        """An `insert` / `insert_or_update` on rows held in Python (a .dat file bound as a
-        source)."""
-        if self._keyed(cmd, source):
-            info = self.relations[cmd.atom.relation]
-            key = self.program.keys[info.name]
-            found = self._with_key(self.rows_frame(info, list(rows)), info, key,
-                                   self._key_value(info, row)) if rows else []
-            rows.difference_update(self._replaced(found, cmd, source))
-        rows.add(row)
-
-    def _keyed(self, cmd: C.Update, source: str | None) -> bool:
-        """Whether an insert goes into a relation with a primary key (`insert_or_update`
-        must)."""
-        name = cmd.atom.relation
-        if cmd.kind == "insert_or_update" and name not in self.program.keys:
-            raise UpdateError(f"insert_or_update: relation '{name}' has no primary key "
-                              "(declared with it: `primary key (x) x.field`)", cmd.span, source)
-        return name in self.program.keys
-
-    def _replaced(self, found: list[tuple], cmd: C.Update, source: str | None) -> list[tuple]:
-        """The records an insert into a relation with a primary key replaces, given those
-        with its key: an `insert` is refused if there is one (DDlog's rule), an
-        `insert_or_update` replaces it."""
-        if cmd.kind == "insert" and found:
-            info = self.relations[cmd.atom.relation]
-            key = self.program.keys[info.name]
-            k = self._key_value(info, found[0])
-            old = format_record(info.record, info.columns, found[0])
-            raise UpdateError(f"insert: relation '{info.name}' already has a record with key "
-                              f"{format_value(k, key.ty)}: {old} (`modify` or "
-                              "`insert_or_update` changes it)", cmd.span, source)
-        return found
-
-    def _key_column(self, info: RelationInfo) -> "tuple[list[str], Column]":
-        """The primary key of `info`'s records as a Column over the columns named by the
-        first list (check_keys' variables)."""
-        from ddlog.check.rules import key_columns
-        from ddlog.plan.exprs import lower, var_col
-        from ddlog.runtime.expr import compile_expr
-
-        _ = self.spark  # started first: Columns need a session
-        names = [var_col(c) for c in key_columns(info.arity)]
-        return names, compile_expr(lower(self.program.keys[info.name]))
-
-    def _key_value(self, info: RelationInfo, row: tuple) -> Any:
-        """The primary key of `row`, computed on Spark (as every expression is)."""
-        from ddlog.runtime.expr import value
-        from ddlog.runtime.schema import from_spark
-
-        names, key = self._key_column(info)
-        cols = [value(v, t).alias(n) for v, t, n in zip(row, info.column_types, names)]
-        one = self.spark.range(1).select(*cols).select(key.alias("k"))
-        return from_spark(one.collect()[0]["k"], self.program.keys[info.name].ty)
-
-    def _key_of(self, cmd: "C.Modify | C.DeleteKey", file: str,
-                source: str | None) -> tuple[RelationInfo, ast.Expr, Any]:
-        verb = "modify" if isinstance(cmd, C.Modify) else "delete_key"
-        info = self.input_relation(cmd.relation, cmd.span, source, verb)
-        key = self.program.keys.get(info.name)
-        if key is None:
-            raise UpdateError(f"{verb}: relation '{info.name}' has no primary key (declared "
-                              "with it: `primary key (x) x.field`)", cmd.span, source)
-        return info, key, value_of(cmd.key, key.ty, file, source)
-
-    def _rekeyed(self, cmd: "C.Modify | C.DeleteKey", info: RelationInfo, key: ast.Expr,
-                 found: list[tuple], file: str, source: str | None
-                 ) -> tuple[tuple, tuple | None]:
-        """The record the key finds, and what replaces it (None: nothing)."""
-        if len(found) != 1:
-            verb = "modify" if isinstance(cmd, C.Modify) else "delete_key"
-            what = "no record" if not found else f"{len(found)} records"
-            k = value_of(cmd.key, key.ty, file, source)
-            raise UpdateError(f"{verb}: relation '{info.name}' has {what} with key "
-                              f"{format_value(k, key.ty)}", cmd.key.span, source)
-        if isinstance(cmd, C.DeleteKey):
-            return found[0], None
-        t = TStruct(info.record, (TCtor(info.record, info.columns),))
-        return found[0], mutated(Record(info.record, found[0]), cmd.value, t, file,
-                                 source).values
-
-    def keyed_rows(self, txn: Transaction, info: RelationInfo, key: ast.Expr,
-                   k: Any) -> list[tuple]:
-        """The rows of input relation `info` whose primary key is `k`: the committed ones
-        (found on Spark by the key) with the transaction's updates so far applied."""
-        steps = txn.steps.get(info.name, [])
-        cleared = any(step is CLEAR for step in steps)
-        if cleared:
-            steps = steps[len(steps) - steps[::-1].index(CLEAR):]
-        rows = set() if cleared else set(self._with_key(self.value_frame(info.name), info,
-                                                        key, k))
-        before = set(rows)
-        for step in steps:
-            changes = step.items() if isinstance(step, dict) else \
-                [(r, step.sign) for r in self.rows(info.name, step.df)]
-            for row, sign in changes:
-                (rows.add if sign > 0 else rows.discard)(row)
-        if rows - before:  # rows the transaction added: which of them have the key?
-            rows = set(self._with_key(self.rows_frame(info, list(rows)), info, key, k))
-        return sorted(rows, key=sort_key)
-
-    def _with_key(self, df: "DataFrame", info: RelationInfo, key: ast.Expr,
-                  k: Any) -> list[tuple]:
-        from pyspark.sql import functions as F
-
-        from ddlog.runtime.expr import value
-
-        names, column = self._key_column(info)
-        df = df.select(*[F.col(f"c{i}").alias(n) for i, n in enumerate(names)])
-        df = df.where(column.eqNullSafe(value(k, key.ty)))
-        return self.rows(info.name, df.select(*[F.col(n).alias(f"c{i}")
-                                                for i, n in enumerate(names)]))
 
     def ingest(self, name: str, rows: Any, verb: str = "update") -> Update:
         """Rows given in Python (tuples, dicts) or a DataFrame, for input relation `name`,

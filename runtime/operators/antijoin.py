@@ -15,7 +15,8 @@ from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.operators.base import Context, KeysOf, Operator, Probe, Step
 from ddlog.runtime.operators.join import JoinOp, join_null_safe, join_ready
 from ddlog.runtime.schema import ITER, WEIGHT
-from ddlog.runtime.trace import INF, TraceView
+from ddlog.runtime.trace import INF
+from ddlog.runtime.views import TraceView
 from ddlog.runtime.zset import negate, union_all
 
 

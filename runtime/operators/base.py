@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from ddlog.plan.circuit import Circuit, Node
-    from ddlog.runtime.trace import Trace, TraceView
+    from ddlog.runtime.trace import Trace
+    from ddlog.runtime.views import TraceView
 
 
 @dataclass

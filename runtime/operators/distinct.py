@@ -25,7 +25,8 @@ from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.operators.base import Context, Operator, Step, narrow
 from ddlog.runtime.physical import Frame
 from ddlog.runtime.schema import ITER, WEIGHT
-from ddlog.runtime.trace import INF, TraceView
+from ddlog.runtime.trace import INF
+from ddlog.runtime.views import TraceView
 from ddlog.runtime.zset import antijoin_keys, consolidate, drop_iter, semijoin_keys, union_all
 
 

@@ -17,7 +17,7 @@ from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.expr import compile_expr, sort
 from ddlog.runtime.operators.base import Context, Operator, Step, narrow
 from ddlog.runtime.schema import WEIGHT
-from ddlog.runtime.trace import TraceView
+from ddlog.runtime.views import TraceView
 from ddlog.runtime.zset import consolidate, drop_iter, semijoin_keys, union_all
 
 

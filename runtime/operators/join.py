@@ -37,7 +37,8 @@ from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.operators.base import Context, KeysOf, Operator, Probe, Step, narrow
 from ddlog.runtime.physical import Frame, held_many
 from ddlog.runtime.schema import ITER, WEIGHT
-from ddlog.runtime.trace import INF, TraceView, at_zero
+from ddlog.runtime.trace import INF
+from ddlog.runtime.views import TraceView, at_zero
 from ddlog.runtime.zset import join, lookup, row_key, rows_comparable, semijoin_keys, union_all
 
 

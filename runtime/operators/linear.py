@@ -17,7 +17,7 @@ from ddlog.plan.physical import column_sources
 from ddlog.runtime.backend import col, select
 from ddlog.runtime.expr import compile_expr
 from ddlog.runtime.schema import ITER, WEIGHT
-from ddlog.runtime.trace import Fn
+from ddlog.runtime.views import Fn
 
 
 def _extra(df: DataFrame, it: Column | None = None) -> list[str | Column]:

@@ -727,7 +727,8 @@ def test_a_linear_map_read_through_a_retiming_view_is_the_two_steps(spark):
     from ddlog.types import BIGINT, BOOL, TVec
     from ddlog.runtime.operators.linear import linear_fn
     from ddlog.runtime.physical import materialize
-    from ddlog.runtime.trace import INF, Flat, Mapped, Shifted, Trace
+    from ddlog.runtime.trace import INF, Trace
+    from ddlog.runtime.views import Flat, Mapped, Shifted
 
     rows = [(1, [1, 2], 0, 1), (2, [], 1, -1), (3, [3], 1, 2), (4, None, 2, 1)]
     df = spark.createDataFrame(rows, "c0 long, c1 array<long>, _i long, _w long")

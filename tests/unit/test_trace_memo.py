@@ -3,7 +3,7 @@ same objects, and builds a new one as soon as one of them is another object (no 
 sources and plans here are plain Python objects)."""
 from __future__ import annotations
 
-from ddlog.runtime.trace import Memo
+from ddlog.runtime.memo import Memo
 
 
 class Plan:
