@@ -25,11 +25,11 @@ from pyspark.sql import functions as F
 from ddlog.errors import DDlogError, EvaluationError
 from ddlog.plan.compile import CompiledProgram
 from ddlog.plan.normalize import UNIT
+from ddlog.plan.physical import physical_plan
 from ddlog.types import RelationInfo, Update
 from ddlog.runtime.backend import col
 from ddlog.runtime.schema import ITER, WEIGHT, col_name, relation_schema
 from ddlog.runtime.operators import Probe
-from ddlog.plan.physical import physical_plan
 from ddlog.runtime.stratum import Progress, StratumRuntime, run_together
 from ddlog.runtime.trace import INF, Batch, Persist, Trace
 from ddlog.runtime.config import DEFAULT, Config

@@ -451,7 +451,7 @@ class StratumRuntime:
             scratch[r] = Trace(list(self.relation_traces[r].columns), self.config)
         for r in imports:
             scratch[r].record(0, frames[r])
-        run = StratumRuntime(c, scratch, self.config)
+        run = StratumRuntime(c, scratch, self.config, self.plan)
         done = run.run_epoch(progress)
         pairs = [(self.relation_traces[r], scratch[r]) for r in c.relations]
         read = [t for pair in pairs for t in pair]
