@@ -90,8 +90,24 @@ class StratumStats:
     steps: list[IterationStats] = field(default_factory=list)
 
 
+class _Actions:
+    """The totals of a record's Spark actions (`actions`: an epoch's, or a scope's)."""
+
+    actions: list[ActionStats]
+
+    @property
+    def spark_seconds(self) -> float:
+        """The seconds of the Spark actions."""
+        return sum(a.seconds for a in self.actions)
+
+    @property
+    def planning_seconds(self) -> float | None:
+        """Of those, Spark's planning; None where the backend does not show it apart."""
+        return _planning(self.actions)
+
+
 @dataclass
-class EpochStats:
+class EpochStats(_Actions):
     epoch: int = 0
     seconds: float = 0.0
     jobs: int = 0
@@ -114,16 +130,6 @@ class EpochStats:
     @property
     def iterations(self) -> int:
         return sum(s.iterations for s in self.strata)
-
-    @property
-    def spark_seconds(self) -> float:
-        """The seconds of the epoch's Spark actions."""
-        return sum(a.seconds for a in self.actions)
-
-    @property
-    def planning_seconds(self) -> float | None:
-        """Of those, Spark's planning; None where the backend does not show it apart."""
-        return _planning(self.actions)
 
     @property
     def building_seconds(self) -> float:
@@ -240,18 +246,10 @@ class Recorder:
 
 
 @dataclass
-class Counted:
+class Counted(_Actions):
     """A scope's jobs (filled in when counted: at its end, or at Recorder.settle), seconds
     and Spark actions."""
 
     jobs: int = 0
     seconds: float = 0.0
     actions: list[ActionStats] = field(default_factory=list)
-
-    @property
-    def spark_seconds(self) -> float:
-        return sum(a.seconds for a in self.actions)
-
-    @property
-    def planning_seconds(self) -> float | None:
-        return _planning(self.actions)
