@@ -119,18 +119,25 @@ class TCtor:
 class TStruct(Type):
     """A user type declared with constructors: a struct (one constructor) or an enum (several).
 
-    Two TStruct are the same type when they have the same name (types are nominal)."""
+    Two TStruct are the same type when they have the same name and type arguments (types are
+    nominal). A generic typedef (`typedef Result<'V, 'E> = Ok{res: 'V} | Err{err: 'E}`) is
+    one TStruct per use (`Result<u8, string>`: `args` are the types its variables stand for,
+    and the constructors' fields are of those); with type variables as `args` it is the
+    template its constructors are checked against."""
 
     name: str
     ctors: tuple[TCtor, ...]
+    args: tuple[Type, ...] = ()
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TStruct) and other.name == self.name
+        return isinstance(other, TStruct) and other.name == self.name and other.args == self.args
 
     def __hash__(self) -> int:
-        return hash(("struct", self.name))
+        return hash(("struct", self.name, self.args))
 
     def __str__(self) -> str:
+        if self.args:
+            return f"{self.name}<{', '.join(map(str, self.args))}>"
         return self.name
 
     def ctor(self, name: str) -> TCtor | None:
@@ -179,6 +186,17 @@ class TVar(Type):
         return self.name
 
 
+# The types ddlog_std declares in the dialect (ddlog/builtins/ddlog_std.dl); `dump` prints their
+# constructors qualified by the module, as DDlog does.
+STD_TYPES = frozenset({"Result"})
+
+
+def result_type(value: Type, err: Type) -> TStruct:
+    """`Result<V, E>`, as ddlog/builtins/ddlog_std.dl declares it (for built-ins returning one)."""
+    return TStruct("Result", (TCtor("Ok", (("res", value),)), TCtor("Err", (("err", err),))),
+                   (value, err))
+
+
 def substitute(t: Type, bound: dict[str, Type]) -> Type:
     """`t` with its type variables replaced by their bindings."""
     if isinstance(t, TVar):
@@ -191,6 +209,12 @@ def substitute(t: Type, bound: dict[str, Type]) -> Type:
         return TMap(substitute(t.key, bound), substitute(t.value, bound))
     if isinstance(t, TTuple):
         return TTuple(tuple(substitute(x, bound) for x in t.items))
+    if isinstance(t, TFunc):
+        return TFunc(tuple(substitute(x, bound) for x in t.params), substitute(t.result, bound))
+    if isinstance(t, TStruct) and t.args:
+        ctors = tuple(TCtor(c.name, tuple((n, substitute(ft, bound)) for n, ft in c.fields))
+                      for c in t.ctors)
+        return TStruct(t.name, ctors, tuple(substitute(a, bound) for a in t.args))
     return t
 
 
@@ -207,6 +231,10 @@ def _parts(t: Type) -> tuple[Type, ...]:
         return (t.key, t.value)
     if isinstance(t, TTuple):
         return t.items
+    if isinstance(t, TStruct):
+        return t.args
+    if isinstance(t, TFunc):
+        return (*t.params, t.result)
     return ()
 
 
@@ -218,6 +246,8 @@ def unify(pattern: Type, actual: Type, bound: dict[str, Type]) -> bool:
         bound[pattern.name] = actual
         return True
     if type(pattern) is not type(actual):
+        return False
+    if isinstance(pattern, TStruct) and pattern.name != actual.name:
         return False
     parts, others = _parts(pattern), _parts(actual)
     if not parts:

@@ -38,7 +38,7 @@ from ddlog.syntax import ast
 from ddlog.syntax import commands as C
 from ddlog.syntax.source import read_text
 from ddlog.types import RelationInfo, Update
-from ddlog.values import sort_key
+from ddlog.values import dump_key
 from ddlog.values.literals import row_of
 from ddlog.runtime.config import DEFAULT, Config, with_knobs
 from ddlog.runtime.state import Manifest, StateDir, StateError, program_hash
@@ -389,7 +389,7 @@ class Database:
             df = df.orderBy(*df.columns).limit(limit) if info.arity else df.limit(limit)
         out = [tuple(from_spark(r[k], t) for k, t in enumerate(info.column_types))
                for r in df.collect()]
-        return sorted(out, key=sort_key)
+        return sorted(out, key=lambda row: dump_key(row, info.column_types))
 
     def change_rows(self, changes: dict) -> dict[str, list[tuple[tuple, int]]]:
         """Collected changes (commit's result): name -> [(row, weight)] sorted by row; only
@@ -403,7 +403,8 @@ class Database:
                      int(r[info.arity])) for r in changes[name].collect()]
             rows = [(r, w) for r, w in rows if w != 0]
             if rows:
-                out[name] = sorted(rows, key=lambda rw: (sort_key(rw[0]), rw[1]))
+                out[name] = sorted(rows, key=lambda rw: (dump_key(rw[0], info.column_types),
+                                                         rw[1]))
         return out
 
     # -- committing --------------------------------------------------------------------------

@@ -23,7 +23,8 @@ from ddlog.check.closure_text import render
 from ddlog.check.scope import Scope, error, mismatch
 from ddlog.errors import Span
 from ddlog.syntax import ast
-from ddlog.types import BIGINT, BOOL, STRING, TBool, TFunc, TInt, TString, TTuple, Type
+from ddlog.builtins.prelude import PRELUDE
+from ddlog.types import BIGINT, BOOL, STRING, TBool, TFunc, TInt, TString, TTuple, Type, has_vars
 
 if TYPE_CHECKING:
     from ddlog.check.exprs import ExprChecker
@@ -75,7 +76,7 @@ class Closures:
         if lam.result is not None:
             result = ck.resolve(lam.result)
             body = ck.check(lam.body, inner, result, "result of the closure")
-        elif isinstance(hint, TFunc):
+        elif isinstance(hint, TFunc) and not has_vars(hint.result):
             body = ck.check(lam.body, inner, hint.result, "result of the closure")
         else:
             body = ck.infer(lam.body, inner)
@@ -88,7 +89,9 @@ class Closures:
         d = ClosureDef(len(self.defs), ty, list(lam.params), body, captures, lam.span)
         self.defs.append(d)
         # the value prints as DDlog prints it, or as written where that is out of reach
-        text = render(parsed, lam, body, ty, ck.decls.functions) or lam.text
+        # (the prelude's functions are library functions, rendered as DDlog renders those)
+        own = {n for n, f in ck.decls.functions.items() if f.decl.span.file != PRELUDE}
+        text = render(parsed, lam, body, ty, own) or lam.text
         args: list[ast.Expr] = [ast.Lit(d.id, "int", lam.span, ty=BIGINT),
                                 ast.Lit(text, "string", lam.span, ty=STRING)]
         args += [ast.Var(n, lam.span, t) for n, t in captures]

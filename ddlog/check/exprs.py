@@ -264,13 +264,26 @@ class ExprChecker:
         if e.func in self.decls.overloads and e.func not in self.decls.functions:
             e.func = self._overload(e, sc)
         f = self.decls.functions.get(e.func)
-        if f is not None:
-            return self._user_call(e, f, sc)
         builtin = lookup(e.func, len(e.args))
+        if f is not None and (builtin is None or self._fits_first(e, f, sc)):
+            return self._user_call(e, f, sc)
         if builtin is None:
             raise error(f"unknown function '{e.func}'", e.span)
         e.ty = type_call(self, e, sc, builtin, hint)
         return e
+
+    def _fits_first(self, e: ast.Call, f, sc: Scope) -> bool:
+        """Whether the user function `f`, which shares its name with a built-in one, is what
+        the call means: DDlog tells functions of one name apart by their parameters' types,
+        so `r.map(f)` of a Result is ddlog_std's function and `v.map(f)` of a Vec the
+        built-in one."""
+        if not e.args or not f.params:
+            return True
+        try:
+            first = self.infer(copy.deepcopy(e.args[0]), sc).ty
+        except TypeCheckError:  # a `None` or `[]` of no type of its own: not of f's
+            return False
+        return unify(f.params[0][1], first, {})
 
     def _overload(self, e: ast.Call, sc: Scope) -> str:
         """Which of the functions named `e.func` the call means: the one whose parameters'
@@ -329,14 +342,17 @@ class ExprChecker:
         args: list[ast.Expr] = list(e.args)
         # arguments whose type is their own first (`None`, `[]` and literals take theirs from
         # the type variables the others bind)
-        for i in sorted(range(len(args)), key=lambda i: flexible(args[i], sc.flex)):
+        # and closures last, their parameters' types bound by the others
+        for i in sorted(range(len(args)), key=lambda i: (isinstance(args[i], ast.Lambda),
+                                                         flexible(args[i], sc.flex))):
             n, t = f.params[i]
             what = f"argument '{n}' of function '{e.func}'"
             span, known = args[i].span, substitute(t, bound)
             if not has_vars(known):
                 args[i] = self.check(args[i], sc, known, what)
                 continue
-            args[i] = self.infer(args[i], sc)
+            closure = isinstance(known, TFunc) and not any(map(has_vars, known.params))
+            args[i] = self.infer(args[i], sc, known if closure else None)
             if not unify(t, args[i].ty, bound):
                 raise mismatch(known, args[i].ty, span, what)
         params = [(n, substitute(t, bound)) for n, t in f.params]
@@ -427,11 +443,46 @@ class ExprChecker:
                 # `var v = [-5, 0]; .. v.find(|y| y == x)` with x: s64: the literals' default
                 # bigint was wrong where a use wants another integer type for the elements
                 retyped = self.defaulted(pristine.value, sc, err) or \
-                    self.first_use(pristine, sc, hint)
+                    self.first_use(pristine, sc, hint) or \
+                    (self.empty_use(pristine, sc, hint) if _empty_kind(pristine.value) else None)
                 if retyped is None:
                     raise
                 return self._let(pristine, sc, hint, retyped, flex=False)
+        if want is None and _empty_kind(e.value) is not None:
+            pristine = copy.deepcopy(e)
+            try:
+                return self._let(e, sc, hint, None, flex=False)
+            except TypeCheckError:
+                want = self.empty_use(pristine, sc, hint)
+                if want is None:
+                    raise
+                return self._let(pristine, sc, hint, want, flex=False)
         return self._let(e, sc, hint, want, flex=False)
+
+    def empty_use(self, e: ast.Let, sc: Scope, hint) -> Type | None:
+        """`var s = set_empty(); for (x in xs) { s.insert(x) }; s`: an empty collection whose
+        elements' type nothing around it says takes the type its uses need, found by checking
+        the same code with a guess (elements of bigint) and taking what a mismatch wanted."""
+        kind = _empty_kind(e.value)
+        guess: Type = TMap(BIGINT, BIGINT) if kind is TMap else kind(BIGINT)
+        for _ in range(3):  # a Map's key, then its value
+            try:
+                self._let(copy.deepcopy(e), sc, hint, guess, flex=False)
+                return guess
+            except TypeCheckError as err:
+                if err.types is None:
+                    return None
+                whole = [t for t in err.types if isinstance(t, kind) and t != guess]
+                if whole:
+                    new = whole[0]
+                elif BIGINT in err.types:
+                    new = replace_int(guess, BIGINT, next(t for t in err.types if t != BIGINT))
+                else:
+                    return None
+                if new == guess:
+                    return None
+                guess = new
+        return None
 
     def first_use(self, e: ast.Let, sc: Scope, hint) -> Type | None:
         """`var low = 'hffffffffffffffff; .. low = price` with price: u64: a literal beyond
@@ -523,10 +574,33 @@ class ExprChecker:
             e.fields = [("x", self.infer(e.fields[0][1], sc, inner))]
             e.ty = TOption(e.fields[0][1].ty)
             return e
+        if owner.args and isinstance(hint, TStruct) and hint.name == owner.name:
+            owner, ctor = hint, hint.ctor(ctor.name)  # `Ok{x}` where a Result<A, B> is due
         e.fields = normalize_fields(ctor, e.fields, e.span, None, "constructor")
+        if has_vars(owner):
+            return self._generic_ctor(e, owner, ctor, sc)
         e.fields = [(n, self.check(x, sc, ft, f"field '{n}' of '{ctor.name}'"))
                     for (n, x), (_, ft) in zip(e.fields, ctor.fields)]
         e.ty = owner
+        return e
+
+    def _generic_ctor(self, e: ast.StructLit, template: TStruct, ctor, sc: Scope) -> ast.Expr:
+        """A constructor of a generic type where the context says no type: its type arguments
+        are what its fields' values bind the type's variables to."""
+        bound: dict[str, Type] = {}
+        fields = []
+        for (n, x), (_, ft) in zip(e.fields, ctor.fields):
+            want = substitute(ft, bound)
+            x = self.infer(x, sc, None if has_vars(want) else want)
+            if not unify(ft, x.ty, bound):
+                raise mismatch(want, x.ty, x.span, f"field '{n}' of '{ctor.name}'")
+            fields.append((n, x))
+        unbound = [str(v) for v in template.args if has_vars(substitute(v, bound))]
+        if unbound:
+            raise error(f"cannot infer the type of '{ctor.name}{{..}}' ({template}): nothing "
+                        f"gives {', '.join(unbound)}; say it with `: {template.name}<..>` or "
+                        "where the value goes", e.span)
+        e.fields, e.ty = fields, substitute(template, bound)
         return e
 
     def _IfExpr(self, e: ast.IfExpr, sc: Scope, hint):
@@ -553,6 +627,19 @@ class ExprChecker:
         check_exhaustive(e, t)
         e.ty = bodies[0].ty
         return e
+
+
+# the functions that make an empty collection of the type the context gives
+_EMPTY = {"vec_empty": TVec, "vec_with_capacity": TVec, "set_empty": TSet, "map_empty": TMap}
+
+
+def _empty_kind(e: ast.Expr) -> type | None:
+    """TVec, TSet or TMap for `[]`, `vec_empty()`, `set_empty()`, `map_empty()`."""
+    if isinstance(e, ast.VecLit) and not e.items:
+        return TMap if e.map else TVec
+    if isinstance(e, ast.Call) and e.func in _EMPTY:
+        return _EMPTY[e.func]
+    return None
 
 
 def _want(op: str, what: str, ok: bool, t: Type, span: Span, extra: str = "") -> None:

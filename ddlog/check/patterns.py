@@ -96,6 +96,8 @@ def check_pattern(p: ast.Pattern, t: Type, decls: Decls, bound: dict[str, Type])
             raise error(f"type mismatch: expected {t}, found Option constructor '{p.ctor}'",
                         p.span)
         ctor = option_ctor(t, p.ctor)
+    elif owner.args and isinstance(t, TStruct) and t.name == owner.name:
+        ctor = t.ctor(p.ctor)  # of the generic type's instance matched
     elif owner != t:
         raise error(f"type mismatch: expected {t}, found constructor '{p.ctor}' of type "
                     f"'{owner}'", p.span)

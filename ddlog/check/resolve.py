@@ -18,7 +18,7 @@ from ddlog.types import (PRIMITIVES, TCtor, TFunc, TGroup, TInt, TMap, TOption, 
 
 # Built-in generic types and how many type arguments each takes.
 GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2, "Map": 2, "Ref": 1,
-                            "Intern": 1}
+                            "Intern": 1, "Set64": 1}
 OPTION_CTORS = ("Some", "None")
 MAX_WIDTH = 128
 
@@ -47,10 +47,14 @@ class Decls:
     # here, `f#0`, `f#1`, ... (ExprChecker picks one by the arguments' types)
     overloads: dict[str, list[str]] = field(default_factory=dict)
 
+    # generic typedefs (`typedef Result<'V, 'E> = ...`), instantiated where they are used
+    generics: dict[str, ast.TypeDef] = field(default_factory=dict)
+    instances: dict[tuple[str, tuple[Type, ...]], Type] = field(default_factory=dict)
+
     def resolve(self, te: ast.TypeExpr, tvars: dict[str, Type] | None = None) -> Type:
         """Resolve type syntax once all typedefs are known (`e as T`, `var x: T`), with the
         type variables of the generic function being checked bound to `tvars`."""
-        return _Resolver({}, self.types, tvars).resolve(te)
+        return _Resolver(self.generics, self.types, tvars, self.instances).resolve(te)
 
 
 def _overloaded(functions: list[ast.FunctionDecl], decls: Decls,
@@ -93,15 +97,20 @@ class _Resolver:
     """Resolves type syntax; typedefs on demand, with a stack to detect cycles."""
 
     def __init__(self, defs: dict[str, ast.TypeDef], done: dict[str, Type],
-                 tvars: dict[str, Type] | None = None):
+                 tvars: dict[str, Type] | None = None,
+                 instances: dict[tuple[str, tuple[Type, ...]], Type] | None = None):
         self.defs = defs
         self.done = done
         self.tvars = tvars or {}
+        self.instances = {} if instances is None else instances
         self.stack: list[str] = []
+        self.generic: ast.TypeDef | None = None  # the generic typedef being instantiated
 
     def typedef(self, name: str, use: Span) -> Type:
         if name in self.done:
             return self.done[name]
+        if self.defs[name].params:  # checked once with its variables as the arguments
+            return self.instance(name, [TVar(p) for p in self.defs[name].params], use)
         if name in self.stack:
             cycle = self.stack[self.stack.index(name):] + [name]
             path = " -> ".join(cycle)
@@ -120,6 +129,31 @@ class _Resolver:
         self.done[name] = t
         return t
 
+    def instance(self, name: str, args: list[Type], use: Span) -> Type:
+        """`Name<A, B>` of `typedef Name<'V, 'E> = ...`: the typedef with 'V = A, 'E = B (for
+        constructors, a TStruct of those arguments; for an alias, the aliased type)."""
+        d = self.defs[name]
+        if len(args) != len(d.params):
+            n = len(d.params)
+            raise error(f"type '{name}' expects {n} type argument{'s' if n > 1 else ''}, "
+                        f"found {len(args)}", use)
+        key = (name, tuple(args))
+        if key in self.instances:
+            return self.instances[key]
+        if name in self.stack:
+            path = " -> ".join(self.stack[self.stack.index(name):] + [name])
+            raise error(f"recursive type '{name}' is not supported ({path})", use)
+        inner = _Resolver(self.defs, self.done, dict(zip(d.params, args)), self.instances)
+        inner.stack, inner.generic = self.stack + [name], d
+        if d.ctors is None:
+            t = inner.resolve(d.alias)
+        else:
+            t = TStruct(name, tuple(
+                TCtor(c.name, tuple((f.name, inner.resolve(f.type)) for f in c.fields))
+                for c in d.ctors), tuple(args))
+        self.instances[key] = t
+        return t
+
     def resolve(self, te: ast.TypeExpr) -> Type:
         if isinstance(te, ast.BitsType):
             if not 1 <= te.width <= MAX_WIDTH:
@@ -133,6 +167,9 @@ class _Resolver:
             return TFunc(tuple(self.resolve(t) for t in te.params), self.resolve(te.result))
         name, args = te.name, te.args
         if name.startswith("'"):
+            if self.generic is not None and name not in self.tvars:
+                raise error(f"type variable {name} is not a parameter of type "
+                            f"'{self.generic.name}'", te.span)
             return self.tvars.get(name, TVar(name))
         if name in GENERICS:
             n = GENERICS[name]
@@ -143,7 +180,7 @@ class _Resolver:
             ts = [self.resolve(a) for a in args]
             if name == "Vec":
                 return TVec(ts[0])
-            if name == "Set":
+            if name in ("Set", "Set64"):  # tinyset's Set64: a Set, as compact as Spark keeps it
                 return TSet(ts[0])
             if name == "Option":
                 return TOption(ts[0])
@@ -155,6 +192,11 @@ class _Resolver:
                 # ival give it back)
                 return ts[0]
             return TGroup(ts[0], ts[1])
+        if name in self.defs and self.defs[name].params:
+            if not args:
+                raise error(f"type '{name}' needs its type arguments "
+                            f"({name}<{', '.join(self.defs[name].params)}>)", te.span)
+            return self.instance(name, [self.resolve(a) for a in args], te.span)
         if name in PRIMITIVES or name in self.defs or name in self.done:
             if args:
                 raise error(f"type '{name}' takes no type arguments, found {len(args)}", te.span)
@@ -179,6 +221,8 @@ def _check_typedefs(prog: ast.Program) -> dict[str, ast.TypeDef]:
     for d in defs.values():
         if d.name in PRIMITIVES or d.name in GENERICS:
             raise error(f"cannot redefine built-in type '{d.name}'", d.span)
+        if len(set(d.params)) != len(d.params):
+            raise error(f"type '{d.name}' names a type variable twice", d.span)
     ctors: dict[str, ast.Constructor] = {}
     for d in defs.values():
         for c in d.ctors or []:
@@ -194,11 +238,10 @@ def _check_typedefs(prog: ast.Program) -> dict[str, ast.TypeDef]:
 
 def resolve_decls(prog: ast.Program) -> Decls:
     defs = _check_typedefs(prog)
-    decls = Decls()
-    res = _Resolver(defs, decls.types)
-    for name, d in defs.items():
-        res.typedef(name, d.span)
-    for t in decls.types.values():
+    decls = Decls(generics={n: d for n, d in defs.items() if d.params})
+    res = _Resolver(defs, decls.types, instances=decls.instances)
+    templates = [res.typedef(name, d.span) for name, d in defs.items()]
+    for t in templates:
         if isinstance(t, TStruct):
             for c in t.ctors:
                 decls.ctors.setdefault(c.name, (t, c))

@@ -26,11 +26,13 @@ from ddlog.limits import recursion_room
 from ddlog.check.resolve import Decls, FuncInfo, resolve_decls
 from ddlog.check.scope import Retype, Scope, error, flexible, mismatch
 from ddlog.builtins.inspect import EFFECTS, INSPECT_VARS
+from ddlog.builtins.prelude import PRELUDE, prelude_text, with_prelude
 from ddlog.types import BOOL, TFunc, TGroup, TMap, TSet, TTuple, TVec, Type
 
 
 @recursion_room()
 def check_program(prog: ast.Program) -> CheckedProgram:
+    prog = with_prelude(prog)
     try:
         decls = resolve_decls(prog)
         ck = ExprChecker(decls, Inliner())
@@ -45,8 +47,9 @@ def check_program(prog: ast.Program) -> CheckedProgram:
     except TypeCheckError as e:
         if e.source is None:
             # an error in an imported module quotes that module's text
-            in_module = e.span is not None and e.span.file in prog.sources
-            e.source = prog.sources[e.span.file] if in_module else prog.source
+            file = e.span.file if e.span is not None else None
+            e.source = (prelude_text() if file == PRELUDE
+                        else prog.sources.get(file, prog.source))
         raise
     return CheckedProgram(prog, decls.relations, decls.types, rules, keys, facts, inspections)
 

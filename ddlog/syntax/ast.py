@@ -472,12 +472,14 @@ class Constructor(Node):
 @dataclass
 class TypeDef(Node):
     """`typedef Name = T` (alias: `ctors` is None, `alias` set) or
-    `typedef Name = C1{..} | C2{..}` (`ctors` set, `alias` None)."""
+    `typedef Name = C1{..} | C2{..}` (`ctors` set, `alias` None); a generic one,
+    `typedef Name<'A, 'B> = ...`, has its type variables in `params`."""
 
     name: str
     alias: TypeExpr | None
     ctors: list[Constructor] | None
     span: Span
+    params: list[str] = field(default_factory=list)
 
 
 @dataclass

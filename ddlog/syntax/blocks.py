@@ -296,16 +296,24 @@ def _tries(body: ast.Expr, result: ast.TypeExpr | None, fail: Fail) -> ast.Expr:
     def visit(node: object) -> object | None:
         if not isinstance(node, Try):
             return None
-        if not (isinstance(result, ast.TypeName) and result.name.rsplit("::", 1)[-1] == "Option"):
-            raise fail("`?` returns None from the function: it is allowed in a function or "
-                       "closure declared to return an Option<..>", node.span)
+        kind = result.name.rsplit("::", 1)[-1] if isinstance(result, ast.TypeName) else None
+        if kind not in ("Option", "Result"):
+            raise fail("`?` returns None or an Err from the function: it is allowed in a "
+                       "function or closure declared to return an Option<..> or a Result<..>",
+                       node.span)
         sp = node.span
         v = f"__try{sp.line}_{sp.col}_{next(counter)}"
-        some = ast.MatchArm(ast.PCtor("Some", [(None, ast.PVar(v, sp))], sp), ast.Var(v, sp),
-                            sp)
-        none = ast.MatchArm(ast.PCtor("None", [], sp),
-                            Return(ast.StructLit("None", [], sp), sp), sp)
-        return ast.MatchExpr(_rewrite(node.expr, visit), [some, none], sp)
+        if kind == "Option":
+            some = ast.MatchArm(ast.PCtor("Some", [(None, ast.PVar(v, sp))], sp),
+                                ast.Var(v, sp), sp)
+            none = ast.MatchArm(ast.PCtor("None", [], sp),
+                                Return(ast.StructLit("None", [], sp), sp), sp)
+            return ast.MatchExpr(_rewrite(node.expr, visit), [some, none], sp)
+        e = v + "_err"  # `Err{e}` goes on as the function's Err, of its own error type
+        ok = ast.MatchArm(ast.PCtor("Ok", [(None, ast.PVar(v, sp))], sp), ast.Var(v, sp), sp)
+        err = ast.MatchArm(ast.PCtor("Err", [(None, ast.PVar(e, sp))], sp),
+                           Return(ast.StructLit("Err", [(None, ast.Var(e, sp))], sp), sp), sp)
+        return ast.MatchExpr(_rewrite(node.expr, visit), [ok, err], sp)
     return _rewrite(body, visit)  # (a closure's own `?`s were made when it was parsed)
 
 
@@ -404,9 +412,10 @@ def loop_pattern(pattern: ast.Pattern, body: list[Statement],
 
 
 def _is_mutation(e: ast.Expr) -> bool:
-    """`v.push(x)`, or `push(v, x)` / ddlog_std's `vec_push(v, x)` (a `mut` parameter)."""
+    """`v.push(x)`, or `push(v, x)` / ddlog_std's `vec_push(v, x)` (a `mut` parameter), or
+    qualified by a library module (`s.TS::insert(x)`, tinyset's)."""
     return isinstance(e, ast.Call) and bool(e.args) and \
-        e.func.removeprefix("vec_") in MUTATING
+        e.func.rsplit("::", 1)[-1].removeprefix("vec_") in MUTATING
 
 
 def _takes_out(e: ast.Expr) -> bool:

@@ -29,8 +29,17 @@ from ddlog.syntax import ast
 
 STD_MODULES = frozenset({
     "ddlog_std", "std", "vec", "set", "map", "group", "string", "internment", "intern",
-    "hashset", "tinyset", "fp", "debug", "log",
+    "hashset", "tinyset", "fp", "debug", "log", "base64",
 })
+
+# A library module's function that has another name among the built-ins: tinyset's Set64 is a
+# Set, so `TS::empty()` is `set_empty()` and `s1.TS::intersection(s2)` `set_intersection`
+STD_NAMES: dict[str, dict[str, str]] = {
+    "tinyset": {"empty": "set_empty", "singleton": "set_singleton", "union": "set_union",
+                "intersection": "set_intersection", "difference": "set_difference",
+                "unions": "set_unions", "group_to_set": "to_set"},
+    "base64": {"encode": "base64_encode", "decode": "base64_decode"},
+}
 
 Parse = Callable[[str, str], ast.Program]  # (text, file) -> program
 Read = Callable[[str], str]
@@ -47,7 +56,8 @@ def resolve_imports(prog: ast.Program, parse: Parse, read: Read,
     prog = extern_bodies(prog, parse, read, sources)
     search = (os.path.dirname(prog.file), *roots)
     aliases = _imports(prog, parse, read, loaded, order, sources, [], search)
-    if aliases or any("::" in text for text in [prog.source, *sources.values()]):
+    if aliases or _renames(prog) or any("::" in text for text in [prog.source,
+                                                                   *sources.values()]):
         main = _qualify(prog, "", aliases)
     else:  # no name to expand or qualify: spare a large program the walk over every rule
         main = dataclasses.replace(prog, decls=[d for d in prog.decls
@@ -66,6 +76,8 @@ def _imports(prog: ast.Program, parse: Parse, read: Read, loaded: dict[str, ast.
     for imp in (d for d in prog.decls if isinstance(d, ast.Import)):
         path = imp.module
         if path.split("::")[0] in STD_MODULES:
+            if imp.alias:  # `import tinyset as TS`: `TS::Set64` is the built-in Set64
+                aliases[imp.alias] = path
             continue
         aliases[imp.alias or path] = path
         if path in loaded:
@@ -140,16 +152,21 @@ def _qualify(prog: ast.Program, prefix: str, aliases: dict[str, str]) -> ast.Pro
         if isinstance(d, ast.TypeDef) and d.ctors:
             own.update(c.name for c in d.ctors)
     functions = {d.name for d in prog.decls if isinstance(d, ast.FunctionDecl)}
+    renames = _renames(prog)
 
     def name(n: str) -> str:
         if "::" in n:
             head, rest = n.split("::", 1)
             if head in aliases:
-                return aliases[head] + "::" + rest
+                n = aliases[head] + "::" + rest
+                head = n.split("::", 1)[0]
             if head in STD_MODULES:
-                return n.rsplit("::", 1)[1]
+                last = n.rsplit("::", 1)[1]
+                return STD_NAMES.get(head, {}).get(last, last)
             return n
-        return prefix + n if n in own else n
+        if n in own:
+            return prefix + n
+        return renames.get(n, n)
 
     def renamer(local: set[str]) -> Callable[[ast.Node], ast.Node]:
         def rename(node: ast.Node) -> ast.Node:
@@ -164,6 +181,15 @@ def _qualify(prog: ast.Program, prefix: str, aliases: dict[str, str]) -> ast.Pro
     decls = [d.transform(renamer(bound_variables(d))) for d in prog.decls
              if not isinstance(d, ast.Import)]
     return dataclasses.replace(prog, decls=decls)
+
+
+def _renames(prog: ast.Program) -> dict[str, str]:
+    """The names a program's imports of library modules give it unqualified (`import base64`,
+    then `decode(s)`) that are other names among the built-ins."""
+    out: dict[str, str] = {}
+    for imp in (d for d in prog.decls if isinstance(d, ast.Import)):
+        out.update(STD_NAMES.get(imp.module, {}))
+    return out
 
 
 def bound_variables(decl: ast.Node) -> set[str]:

@@ -191,18 +191,22 @@ class Builder:
         return ch[0]
 
     def type_def_name(self, meta, ch):
-        return str(ch[0])
+        """(name, type variables): `Name<'A, 'B>`"""
+        return str(ch[0]), [str(c) for c in ch[1:] if c is not None and c.type == "TYPEVAR"]
 
     def typedef_alias(self, meta, ch):
-        return ast.TypeDef(ch[0], ch[1], None, self.sp(meta))
+        (name, params), alias = ch
+        return ast.TypeDef(name, alias, None, self.sp(meta), params)
 
     def typedef_alias_upper(self, meta, ch):
         # `typedef T = Name`: an alias of the type Name (a single constructor needs braces)
-        return ast.TypeDef(ch[0], ast.TypeName(str(ch[1]), [], self.tsp(ch[1])), None,
-                           self.sp(meta))
+        (name, params), target = ch
+        return ast.TypeDef(name, ast.TypeName(str(target), [], self.tsp(target)), None,
+                           self.sp(meta), params)
 
     def typedef_ctors(self, meta, ch):
-        return ast.TypeDef(ch[0], None, ch[1], self.sp(meta))
+        (name, params), ctors = ch
+        return ast.TypeDef(name, None, ctors, self.sp(meta), params)
 
     def ctor_list(self, meta, ch):
         return [c for c in ch if isinstance(c, ast.Constructor)]
@@ -240,7 +244,7 @@ class Builder:
 
     def generic_type(self, meta, ch):
         args = [c for c in ch[1:] if not isinstance(c, Token)]
-        return ast.TypeName(ch[0], args, self.sp(meta))
+        return ast.TypeName(str(ch[0]), args, self.sp(meta))
 
     def tuple_type(self, meta, ch):
         return ast.TupleType(_strip_none(ch), self.sp(meta))

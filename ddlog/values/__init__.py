@@ -26,7 +26,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from ddlog.types import TInt, TOption, Type, TypeMapping
+from ddlog.types import STD_TYPES, TInt, TOption, Type, TypeMapping
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,50 @@ def sort_key(v: Any) -> tuple:
     if isinstance(v, Closure):
         return (1, v.id, v.text, v.env, v.args)
     raise TypeError(f"not a DDlog value: {v!r}")
+
+
+class _DumpKey(TypeMapping):
+    """DDlog's order of the values of a type, as `dump` lists them: as sort_key's, but the
+    constructors of a user type in their declaration order (DDlog derives its order from
+    the declaration, as Rust does) rather than by name."""
+
+    def __call__(self, t: Type, v: Any) -> tuple:
+        return (0,) if v is None else (1, super().__call__(t, v))
+
+    def on_bool(self, t, v):
+        return v
+
+    on_int = on_float = on_string = on_bool
+
+    def on_tuple(self, t, v):
+        return tuple(self(it, x) for it, x in zip(t.items, v))
+
+    def on_vec(self, t, v):
+        return tuple(self(t.elem, x) for x in v)
+
+    on_set = on_map = on_vec
+
+    def on_option(self, t, v):
+        return self(t.elem, v)
+
+    def on_struct(self, t, v):
+        ctor = t.ctor(v.ctor)
+        return (t.ctors.index(ctor), tuple(self(ft, x) for (_, ft), x in zip(ctor.fields,
+                                                                              v.values)))
+
+    def on_group(self, t, v):
+        return (self(t.key, v.key), tuple(self(t.elem, x) for x in v.items))
+
+    def on_func(self, t, v):
+        return sort_key(v)
+
+
+_DUMP_KEY = _DumpKey()
+
+
+def dump_key(row: tuple, types: tuple[Type, ...] | list[Type]) -> tuple:
+    """The key that sorts a relation's rows as `dump` prints them."""
+    return tuple(_DUMP_KEY(t, v) for t, v in zip(types, row))
 
 
 def canonical_set(items) -> tuple:
@@ -188,7 +232,8 @@ class _Format(TypeMapping):
         ctor = t.ctor(v.ctor)
         inner = ", ".join(f".{name} = {self(ft, x)}" for (name, ft), x in zip(ctor.fields,
                                                                                 v.values))
-        return f"{v.ctor}{{{inner}}}"
+        std = "ddlog_std::" if t.name in STD_TYPES else ""  # DDlog prints its module
+        return f"{std}{v.ctor}{{{inner}}}"
 
     def on_group(self, t, v):
         return ("Group{.key = " + self(t.key, v.key) + ", .items = ["

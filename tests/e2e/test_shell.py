@@ -580,3 +580,23 @@ def test_more_of_ddlogs_syntax(cli, tmp_path):
         r'Out{.s = "raw \\n 3", .b = true}', 'Out{.s = "shift", .b = true}',
         'Out{.s = "ten", .b = true}', "Refs{.n = 5}",
         "Counts{.k = 0, .c = 1}", "Counts{.k = 1, .c = 2}"], out
+
+
+DIALECT = os.path.join(os.path.dirname(__file__), "dialect")
+
+
+@pytest.mark.parametrize("name", sorted(f[:-3] for f in os.listdir(DIALECT) if f.endswith(".dl")))
+def test_ddlog_style_programs(cli, name):
+    """DDlog's way of testing a program, on programs written here (tests/e2e/dialect/): `ddlog
+    shell X.dl < X.dat` prints X.dump.expected byte for byte. generics: generic typedefs,
+    Result and `?` with ddlog_std's functions, the base64 library (its errors too), tinyset's
+    Set64 through a capitalised alias with an empty set typed by its uses, and `dump` listing
+    a type's constructors in their declaration order."""
+    base = os.path.join(DIALECT, name)
+    with open(base + ".dat", encoding="utf-8") as f:
+        script = f.read()
+    with open(base + ".dump.expected", encoding="utf-8") as f:
+        expected = f.read()
+    r = cli("shell", base + ".dl", input=script)
+    assert r.code == 0, r
+    assert r.out == expected

@@ -897,9 +897,9 @@ O(price(["a" -> "12", "b" -> "x", "c" -> "-1"], i), first2(v), pick(o, c)) :- I(
     out = run(src, I={("a", (1, 2), 5, True), ("b", (3,), None, True),
                       ("c", (), None, False), ("d", (4, 5, 6), 7, False)})
     assert out["O"] == {(1200, 3, 6), (None, None, None), (None, None, 1), (None, 9, 1)}
-    parse_fails("function f(o: Option<s64>): s64 = o? + 1", "`?` returns None from the "
-                "function: it is allowed in a function or closure declared to return an "
-                "Option", "o?")
+    parse_fails("function f(o: Option<s64>): s64 = o? + 1", "`?` returns None or an Err "
+                "from the function: it is allowed in a function or closure declared to return "
+                "an Option<..> or a Result<..>", "o?")
 
 
 def test_untyped_literals_take_the_integer_type_a_later_use_wants():
