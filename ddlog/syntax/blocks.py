@@ -296,7 +296,8 @@ def _tries(body: ast.Expr, result: ast.TypeExpr | None, fail: Fail) -> ast.Expr:
     def visit(node: object) -> object | None:
         if not isinstance(node, Try):
             return None
-        kind = result.name.rsplit("::", 1)[-1] if isinstance(result, ast.TypeName) else None
+        kind = result.name.rsplit("::", 1)[-1] if isinstance(result, ast.TypeName) else \
+            _kind_of_value(body) if result is None else None
         if kind not in ("Option", "Result"):
             raise fail("`?` returns None or an Err from the function: it is allowed in a "
                        "function or closure declared to return an Option<..> or a Result<..>",
@@ -315,6 +316,23 @@ def _tries(body: ast.Expr, result: ast.TypeExpr | None, fail: Fail) -> ast.Expr:
                            Return(ast.StructLit("Err", [(None, ast.Var(e, sp))], sp), sp), sp)
         return ast.MatchExpr(_rewrite(node.expr, visit), [ok, err], sp)
     return _rewrite(body, visit)  # (a closure's own `?`s were made when it was parsed)
+
+
+def _kind_of_value(e: object) -> str | None:
+    """"Result" or "Option" when the value of a closure without a result type is written as
+    one (`|s| Ok{parse(s)?}`), the kind of what its `?` returns."""
+    while True:
+        if isinstance(e, ast.StructLit):
+            name = e.ctor.rsplit("::", 1)[-1]
+            return {"Ok": "Result", "Err": "Result", "Some": "Option", "None": "Option"}.get(name)
+        if isinstance(e, ast.Let):
+            e = e.body
+        elif isinstance(e, PendingBlock):
+            e = e.value
+        elif isinstance(e, ast.IfExpr):
+            e = e.then
+        else:
+            return None
 
 
 def _rewrite(node, visit: Callable[[object], object | None]):

@@ -244,7 +244,7 @@ class Builder:
 
     def generic_type(self, meta, ch):
         args = [c for c in ch[1:] if not isinstance(c, Token)]
-        return ast.TypeName(str(ch[0]), args, self.sp(meta))
+        return ast.TypeName(str(ch[0]).rstrip("<"), args, self.sp(meta))
 
     def tuple_type(self, meta, ch):
         return ast.TupleType(_strip_none(ch), self.sp(meta))
@@ -380,6 +380,10 @@ class Builder:
 
     def at_binding(self, meta, ch):
         return ast.AtBinding(str(ch[0]), ch[1], self.sp(meta))
+
+    def at_binding_ref(self, meta, ch):
+        # `&t@C{..}`: a reference whose value t binds (a Ref<T> is its T here)
+        return ast.AtBinding(str(ch[1]), ch[2], self.sp(meta))
 
     def positional_args(self, meta, ch):
         return "positional", _strip_none(ch)

@@ -428,6 +428,31 @@ Ranges(k, set_union(s, ["x"].to_set()).to_vec().map(|x| x.len() as bigint)) :- V
 """
 
 
+# DDlog's libraries written here: Result and its functions, base64 (valid and invalid texts),
+# fp (Rust's meaning where Spark's differs: ln 0, signum, floor of a double, round, parse).
+LIBRARIES = """
+import base64
+import fp
+input relation B(k: bigint, bytes: Vec<u8>, text: string)
+input relation X(k: bigint, x: double, f: float, s: string)
+output relation Codes(k: bigint, code: string, back: Result<Vec<u8>, string>,
+                      dec: Result<Vec<u8>, string>, ok: bool)
+Codes(k, code, decode(code), decode(text), decode(text).is_ok()) :-
+    B(k, bytes, text), var code = encode(bytes).
+// (not ln or log of a random double: the JVM's and Python's differ in the last bit for some)
+output relation Doubles(k: bigint, d: (double, double, double, double, double, double, double))
+Doubles(k, (floor_d(x), round_d(x), signum_d(x), ln_d(x * 0.0), sqrt_d(x), fract_d(x),
+            recip_d(x))) :- X(k, x, _, _), x >= 0.0.
+output relation Floats(k: bigint, f: (float, float, float, float, float, float))
+Floats(k, (asinh_f(f), ceil_f(f), trunc_f(f), exp2_f(f), powi_f(f, 3), mul_add_f(f, f, f))) :-
+    X(k, _, f, _).
+output relation Parsed(k: bigint, d: Result<double, string>, v: double, i: Option<bigint>,
+                       m: Result<string, string>)
+Parsed(k, parse_d(s), parse_d(s).unwrap_or(-1.0), int_from_d(x),
+       parse_d(s).map(|v| "${v}").map_err(|e| e ++ "!")) :- X(k, x, _, s).
+"""
+
+
 # Map<K, V> in input columns, through its functions and closures, built by a group and
 # grown through recursion, taken apart by FlatMap and a loop.
 MAPS = """
@@ -546,6 +571,12 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
                                       initial_for={"Next": 7, "Word": 4})),
         "structs": (STRUCTS, Workload(rows={"Item": item, "Point": point}, initial=5)),
         "library": (LIBRARY, Workload(rows={"V": library_row}, initial=5)),
+        "libraries": (LIBRARIES, Workload(
+            values=ValueGen(ints=(0, 1, 7, 200, 255), max_len=4,
+                            floats=(0.0, 0.5, 2.5, -2.5, 3.0, 7.25, 2.0 ** 60),
+                            strings=("TQ==", "abc", "a!", "", "TR==", "QUJD", "hello", "0.5",
+                                     "-1e3", "inf", " 1", "1d", ".5", "5.")),
+            initial=4)),
         "maps": (MAPS, Workload(values=ValueGen(ints=(0, 1, 2, 3), strings=("a", "b", "c"),
                                                 max_len=3),
                                 initial_for={"M": 5, "P": 6})),

@@ -591,7 +591,8 @@ def test_ddlog_style_programs(cli, name):
     shell X.dl < X.dat` prints X.dump.expected byte for byte. generics: generic typedefs,
     Result and `?` with ddlog_std's functions, the base64 library (its errors too), tinyset's
     Set64 through a capitalised alias with an empty set typed by its uses, and `dump` listing
-    a type's constructors in their declaration order."""
+    a type's constructors in their declaration order; fp: the fp library where Rust's meaning
+    and Spark's differ."""
     base = os.path.join(DIALECT, name)
     with open(base + ".dat", encoding="utf-8") as f:
         script = f.read()
