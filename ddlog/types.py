@@ -7,7 +7,7 @@ runtime/schema.py, the Python value representation in ddlog/values/. The relatio
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ddlog.errors import Span
@@ -175,6 +175,20 @@ class TFunc(Type):
 
 
 @dataclass(frozen=True)
+class TAny(Type):
+    """DDlog's `Any`: a value of any type, made by `to_any(x)` and read back by `from_any(a)`
+    (an Option: None when `a` holds a value of another type). A value is the type it came
+    from, named by its text, and the value. All TAny are the same type; the one of a program
+    carries, in `known`, the types its `to_any` calls take (filled by the checker), by which
+    a value is read back from its Spark form and printed."""
+
+    known: dict[str, Type] = field(default_factory=dict, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return "Any"
+
+
+@dataclass(frozen=True)
 class TVar(Type):
     """A type variable `'A` of a generic function's signature. Each call instantiates it (the
     function is checked again with the arguments' types), so no value, column or expression of
@@ -303,7 +317,7 @@ class TypeMapping:
 KIND_METHODS: dict[type, str] = {
     TBool: "on_bool", TString: "on_string", TInt: "on_int", TFloat: "on_float",
     TTuple: "on_tuple", TVec: "on_vec", TSet: "on_set", TMap: "on_map", TOption: "on_option",
-    TStruct: "on_struct", TGroup: "on_group", TFunc: "on_func",
+    TStruct: "on_struct", TGroup: "on_group", TFunc: "on_func", TAny: "on_any",
 }
 
 

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from ddlog.builtins import CLOSURE_OPS, FUNCTIONS, GROUP_METHODS
 from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
-from ddlog.types import (TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, TVec,
+from ddlog.types import (TAny, TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, TVec,
                          Type, contains_u64, is_u64)
 from ddlog.runtime.backend import col
 from ddlog.runtime.schema import spark_type, to_spark
@@ -220,6 +220,9 @@ def value(v: Any, t: Type) -> Column:
         if not v:
             return F.array().cast(spark_type(t))
         return F.array(*[value(x, t.elem) for x in v])
+    if isinstance(t, TAny):
+        held, text = to_spark(v, t)
+        return F.struct(F.lit(held).alias("t"), F.lit(text).alias("v"))
     if isinstance(t, TStruct):
         ctor = t.ctor(v.ctor)
         inner = F.struct(*[value(x, ft).alias(n) for x, (n, ft) in zip(v.values, ctor.fields)])

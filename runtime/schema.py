@@ -13,12 +13,13 @@ A relation's Z-set frame has its columns named c0..cN (declared names can clash 
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pyspark.sql import types as T
 
 from ddlog.types import TInt, TOption, TypeMapping, TStruct, Type, is_u64
-from ddlog.values import Closure, Group, Record, canonical_map, canonical_set
+from ddlog.values import AnyValue, Closure, Group, Record, canonical_map, canonical_set
 
 WEIGHT = "_w"
 ITER = "_i"
@@ -76,6 +77,11 @@ class SparkTypes(TypeMapping):
     def on_group(self, t):
         return T.StructType([T.StructField("key", self(t.key), True),
                              T.StructField("items", T.ArrayType(self(t.elem), True), True)])
+
+    def on_any(self, t):
+        # the text of the value's type, and the value as Spark's to_json writes `{"v": x}`
+        return T.StructType([T.StructField("t", T.StringType(), False),
+                             T.StructField("v", T.StringType(), False)])
 
 
 spark_type = SparkTypes()
@@ -141,6 +147,63 @@ class ToSpark(TypeMapping):
     def on_group(self, t, v):
         return (self(t.key, v.key), [self(t.elem, x) for x in v.items])
 
+    def on_any(self, t, v):
+        # (a float may be written otherwise than Spark's to_json writes it: two Any of one
+        # double, one given as input and one made by to_any, may then differ)
+        inner = _SPARK_JSON(t.known[v.type], v.value)
+        return (v.type, json.dumps({"v": inner}, separators=(",", ":"), ensure_ascii=False))
+
+
+class _SparkJson(TypeMapping):
+    """A DDlog value as Spark's to_json writes its Spark form (struct fields by name)."""
+
+    UNSUPPORTED = frozenset({"on_group"})  # no relation holds a Group
+
+    def __call__(self, t: Type, v: Any) -> Any:
+        return None if v is None else super().__call__(t, v)
+
+    def on_bool(self, t, v):
+        return v
+
+    on_string = on_float = on_bool
+
+    def on_int(self, t, v):
+        return _TO_SPARK(t, v)
+
+    def on_func(self, t, v):
+        return {"id": v.id, "text": v.text, "env": v.env, "args": v.args}
+
+    def on_tuple(self, t, v):
+        return {f"_{k}": self(it, x) for k, (x, it) in enumerate(zip(v, t.items))}
+
+    def on_vec(self, t, v):
+        return [self(t.elem, x) for x in v]
+
+    def on_set(self, t, v):
+        return [self(t.elem, x) for x in canonical_set(v)]
+
+    def on_map(self, t, v):
+        return [self(t.elem, x) for x in canonical_map(v)]
+
+    def on_option(self, t, v):
+        return self(t.elem, v)
+
+    def on_struct(self, t, v):
+        ctor = t.ctor(v.ctor)
+        inner = {n: self(ft, x) for x, (n, ft) in zip(v.values, ctor.fields)}
+        return {"_tag": v.ctor, v.ctor: inner} if t.is_enum else inner
+
+    def on_any(self, t, v):
+        return dict(zip(("t", "v"), _TO_SPARK(t, v)))
+
+
+class _JsonRow(dict):
+    """A JSON object read back from Spark's to_json, indexed as a Row: by field name, and a
+    tuple's elements (`_0`, `_1`, ...) by position; to_json leaves null fields out."""
+
+    def __getitem__(self, k):
+        return self.get(f"_{k}" if isinstance(k, int) else k)
+
 
 class FromSpark(TypeMapping):
     """A value read from a Spark Row, in the DDlog representation: `from_spark(v, t)`."""
@@ -188,8 +251,12 @@ class FromSpark(TypeMapping):
     def on_group(self, t, v):
         return Group(self(t.key, v["key"]), tuple(self(t.elem, x) for x in v["items"]))
 
+    def on_any(self, t, v):
+        held = t.known[v["t"]]
+        return AnyValue(v["t"], self(held, json.loads(v["v"], object_hook=_JsonRow)["v"]))
 
-_TO_SPARK, _FROM_SPARK = ToSpark(), FromSpark()
+
+_TO_SPARK, _FROM_SPARK, _SPARK_JSON = ToSpark(), FromSpark(), _SparkJson()
 
 
 def to_spark(v: Any, t: Type) -> Any:
@@ -234,7 +301,7 @@ class InvalidValue(TypeMapping):
     def on_bool(self, t, x, nullable):
         return self._whole(x, nullable, [])
 
-    on_string = on_float = on_func = on_bool
+    on_string = on_float = on_func = on_any = on_bool
 
     def on_int(self, t: TInt, x, nullable):
         if t.width is None or t.width >= 64:
@@ -286,7 +353,7 @@ class _MayBeInvalid(TypeMapping):
         return True  # a null
 
     on_string = on_float = on_int = on_tuple = on_vec = on_set = on_map = on_struct = on_bool
-    on_func = on_bool
+    on_func = on_any = on_bool
 
     def on_option(self, t):
         return self(t.elem)

@@ -198,8 +198,11 @@ class _TypeText(TypeMapping):
     def on_group(self, t: TGroup, outer=False):
         return f"ddlog_std::Group<{self(t.key)},{self(t.elem)}>"
 
+    def on_any(self, t, outer=False):
+        return "ddlog_std::Any"
+
     def on_struct(self, t: TStruct, outer=False):
-        if "<" in t.name:  # an instance of a generic user type: not rendered
+        if t.args:  # an instance of a generic user type: not rendered
             raise Unrendered()
         return t.name
 

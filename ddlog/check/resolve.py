@@ -13,7 +13,7 @@ from ddlog.types import RelationInfo
 from ddlog.errors import Span
 from ddlog.check.inline import Size
 from ddlog.check.scope import error
-from ddlog.types import (PRIMITIVES, TCtor, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct,
+from ddlog.types import (PRIMITIVES, TAny, TCtor, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct,
                          TTuple, TVar, TVec, Type, has_vars)
 
 # Built-in generic types and how many type arguments each takes.
@@ -239,6 +239,8 @@ def _check_typedefs(prog: ast.Program) -> dict[str, ast.TypeDef]:
 def resolve_decls(prog: ast.Program) -> Decls:
     defs = _check_typedefs(prog)
     decls = Decls(generics={n: d for n, d in defs.items() if d.params})
+    if "Any" not in defs:  # the program's one Any, which learns the types made Any
+        decls.types["Any"] = TAny()
     res = _Resolver(defs, decls.types, instances=decls.instances)
     templates = [res.typedef(name, d.span) for name, d in defs.items()]
     for t in templates:

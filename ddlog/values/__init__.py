@@ -38,6 +38,15 @@ class Record:
 
 
 @dataclass(frozen=True)
+class AnyValue:
+    """A value of DDlog's `Any`: the text of the type it was made from (`to_any`), and the
+    value itself. The program's TAny (`known`) gives the type back by its text."""
+
+    type: str
+    value: Any
+
+
+@dataclass(frozen=True)
 class Group:
     key: Any
     items: tuple
@@ -98,6 +107,8 @@ def sort_key(v: Any) -> tuple:
         return (1, v.ctor, tuple(sort_key(x) for x in v.values))
     if isinstance(v, Group):
         return (1, sort_key(v.key), tuple(sort_key(x) for x in v.items))
+    if isinstance(v, AnyValue):
+        return (1, v.type, sort_key(v.value))
     if isinstance(v, Closure):
         return (1, v.id, v.text, v.env, v.args)
     raise TypeError(f"not a DDlog value: {v!r}")
@@ -137,6 +148,9 @@ class _DumpKey(TypeMapping):
 
     def on_func(self, t, v):
         return sort_key(v)
+
+    def on_any(self, t, v):
+        return (v.type, self(t.known[v.type], v.value))
 
 
 _DUMP_KEY = _DumpKey()
@@ -235,6 +249,9 @@ class _Format(TypeMapping):
         std = "ddlog_std::" if t.name in STD_TYPES else ""  # DDlog prints its module
         return f"{std}{v.ctor}{{{inner}}}"
 
+    def on_any(self, t, v):
+        return self(t.known[v.type], v.value)  # as DDlog prints an Any: its value
+
     def on_group(self, t, v):
         return ("Group{.key = " + self(t.key, v.key) + ", .items = ["
                 + ", ".join(self(t.elem, x) for x in v.items) + "]}")
@@ -318,6 +335,9 @@ class _Conforms(TypeMapping):
 
     def on_group(self, t, v):
         return isinstance(v, Group)
+
+    def on_any(self, t, v):
+        return isinstance(v, AnyValue) and v.type in t.known and self(t.known[v.type], v.value)
 
 
 _CONFORMS = _Conforms()

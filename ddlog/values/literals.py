@@ -240,7 +240,7 @@ _NO = object()  # the expression is not a constant of the type
 class _Constant(TypeMapping):
     """The value a constant expression denotes for a type, or _NO when it is not one."""
 
-    UNSUPPORTED = frozenset({"on_group", "on_func"})
+    UNSUPPORTED = frozenset({"on_group", "on_func", "on_any"})
 
     def unsupported(self, t, e, conv):
         raise conv.error(f"values of type {t} cannot be written as constants", e.span)
@@ -300,7 +300,7 @@ class _Json(TypeMapping):
     structs (`{"Ctor": {..}}` for a type of several constructors) and for Maps with string
     keys, arrays for tuples, Vecs, Sets and other Maps (of [key, value] pairs), null for None."""
 
-    UNSUPPORTED = frozenset({"on_group", "on_func"})
+    UNSUPPORTED = frozenset({"on_group", "on_func", "on_any"})
 
     def unsupported(self, t, data, conv, e):
         raise conv.error(f"values of type {t} cannot be written as constants", e.span)

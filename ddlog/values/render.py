@@ -106,6 +106,9 @@ class _Json(TypeMapping):
     def on_group(self, t, v):
         return {"key": self(t.key, v.key), "items": [self(t.elem, x) for x in v.items]}
 
+    def on_any(self, t, v):
+        return {"type": v.type, "value": self(t.known[v.type], v.value)}
+
 
 _JSON = _Json()
 

@@ -147,7 +147,7 @@ class ValueGen:
 class _Generate(TypeMapping):
     """One random value of a type, from the ValueGen's domains."""
 
-    UNSUPPORTED = frozenset({"on_group", "on_func"})
+    UNSUPPORTED = frozenset({"on_group", "on_func", "on_any"})
 
     def on_bool(self, t, rng, g):
         return rng.random() < 0.5

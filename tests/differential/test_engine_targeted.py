@@ -450,6 +450,15 @@ output relation Parsed(k: bigint, d: Result<double, string>, v: double, i: Optio
                        m: Result<string, string>)
 Parsed(k, parse_d(s), parse_d(s).unwrap_or(-1.0), int_from_d(x),
        parse_d(s).map(|v| "${v}").map_err(|e| e ++ "!")) :- X(k, x, _, s).
+// Any: values of several types made Any, and read back as each type
+output relation Anys(k: bigint, a: Any)
+Anys(k, x.to_any()) :- X(k, x, _, _).
+Anys(k, s.to_any()) :- X(k, _, _, s).
+Anys(k, decode(text).to_any()) :- B(k, _, text).
+Anys(k, (bytes, Some{k}).to_any()) :- B(k, bytes, _).
+output relation Back(k: bigint, d: Option<double>, s: Option<string>,
+                     r: Option<Result<Vec<u8>, string>>, t: Option<(Vec<u8>, Option<bigint>)>)
+Back(k, from_any(a), from_any(a), from_any(a), from_any(a)) :- Anys(k, a).
 """
 
 

@@ -588,7 +588,8 @@ DIALECT = os.path.join(os.path.dirname(__file__), "dialect")
 @pytest.mark.parametrize("name", sorted(f[:-3] for f in os.listdir(DIALECT) if f.endswith(".dl")))
 def test_ddlog_style_programs(cli, name):
     """DDlog's way of testing a program, on programs written here (tests/e2e/dialect/): `ddlog
-    shell X.dl < X.dat` prints X.dump.expected byte for byte. generics: generic typedefs,
+    shell X.dl < X.dat` prints X.dump.expected byte for byte. any: DDlog's Any, made from
+    values of several types and read back as each; generics: generic typedefs,
     Result and `?` with ddlog_std's functions, the base64 library (its errors too), tinyset's
     Set64 through a capitalised alias with an empty set typed by its uses, and `dump` listing
     a type's constructors in their declaration order; fp: the fp library where Rust's meaning
