@@ -11,6 +11,8 @@ each epoch's split and the median shares of the wall.
     python bench/split.py tc --edges 2000 --epochs 6
     python bench/split.py reach --edges 100000 --epochs 4 --batch 100
     python bench/split.py reach --edges 1000000 --remote sc://127.0.0.1:15002
+    python bench/split.py pointsto --facts 10000 --initial --epochs 0   # the initial epoch
+                                                    # (from scratch): per stratum, per iteration
 
 On Connect the server plans as it runs: planning is not told apart there, and Spark jobs are
 counted only where the server's UI answers.
@@ -61,12 +63,31 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def initial(st) -> str:
+    """The initial epoch (every stratum from scratch): its summary, each iteration's rows and
+    seconds, and its Spark actions by scope (how many, seconds, Spark's planning in them)."""
+    out = list(st.lines())
+    for s in st.strata:
+        if s.steps:
+            out.append(f"stratum {s.stratum}: iteration rows / seconds: " + ", ".join(
+                f"{it.rows}/{it.seconds:.2f}" for it in s.steps))
+    scopes: dict[str, list] = {}
+    for a in st.actions:
+        n = scopes.setdefault(a.scope, [0, 0.0, 0.0])
+        n[0], n[1], n[2] = n[0] + 1, n[1] + a.seconds, n[2] + (a.planning or 0.0)
+    out += [f"{scope}: {n} actions, {sec:.2f}s, planning {plan:.2f}s"
+            for scope, (n, sec, plan) in scopes.items()]
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     workloads.add_arguments(ap)
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--warm", type=int, default=4, help="untimed 1-row epochs first")
     ap.add_argument("--batch", type=int, default=1, help="rows each measured epoch changes")
+    ap.add_argument("--initial", action="store_true",
+                    help="also split the initial epoch, per stratum and iteration")
     workloads.add_knobs(ap)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--remote", default=None, metavar="sc://HOST:PORT",
@@ -81,6 +102,9 @@ def main() -> int:
     p = workloads.loaded(w, spark, config)
     p.commit()
     print(f"[{w.name}] initial epoch {p.last_commit.seconds:.1f}s", flush=True)
+    first = p.last_commit
+    if args.initial:
+        print(initial(first), flush=True)
     rng = random.Random(args.seed)
     present = list(w.present)
     rng.shuffle(present)
@@ -95,8 +119,12 @@ def main() -> int:
         wall = time.perf_counter() - start
         if k >= args.warm:
             rows.append(row(kind, wall, p.last_commit))
-    print(markdown(rows))
-    print("saved", workloads.save({"workload": w.name, "epochs": rows}, "split.py", sys.argv[1:]))
+    if rows:
+        print(markdown(rows))
+    result = {"workload": w.name, "epochs": rows}
+    if args.initial:
+        result["initial"] = row("initial", first.seconds, first)
+    print("saved", workloads.save(result, "split.py", sys.argv[1:]))
     return 0
 
 

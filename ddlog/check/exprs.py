@@ -27,7 +27,7 @@ from ddlog.check.resolve import Decls
 from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Retype, Scope,
                                can_take, error, flexible, mismatch, replace_int, type_literal)
 from ddlog.types import (BIGINT, BOOL, STRING, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct,
-                         TTuple, TVec, Type, has_vars, is_numeric, is_scalar, substitute, unify)
+                         TTuple, TVar, TVec, Type, has_vars, is_numeric, is_scalar, substitute, unify)
 
 Validate = Callable[[Type, Span], None]
 
@@ -40,6 +40,7 @@ class ExprChecker:
         self.inliner = inliner
         self.closures = Closures()  # the closures that are values (ddlog/check/closures.py)
         self.tvars: dict[str, Type] = {}  # type variables of the generic call being checked
+        self.guessing = False  # in infer_same's look at other branches for a type
 
     def resolve(self, te: ast.TypeExpr) -> Type:
         return self.decls.resolve(te, self.tvars)
@@ -59,13 +60,25 @@ class ExprChecker:
         return out
 
     def infer_same(self, items: list[tuple[ast.Expr, Scope]], hint: Type | None,
-                   validate: Validate | None = None, what: str | None = None) -> list[ast.Expr]:
+                   validate: Validate | None = None, what: str | None = None,
+                   branches: bool = False) -> list[ast.Expr]:
         """Type expressions that must share one type; non-flexible ones first, so that the
-        others (literals) take their type. `validate` vets the first type found."""
+        others (literals) take their type. `validate` vets the first type found. `branches`:
+        they are the branches of an `if` or `match`, whose first may be a generic
+        constructor that says only part of its type (`Ok{v}`), the others the rest."""
         order = sorted(range(len(items)), key=lambda i: flexible(items[i][0], items[i][1].flex))
         out: list[ast.Expr] = [None] * len(items)  # type: ignore[list-item]
         first = order[0]
         spans = [e.span for e, _ in items]
+        if branches and hint is None and not self.guessing and \
+                self._generic_value(items[first][0]):
+            # (not inside another's guess: nested guesses would take time exponential in
+            # their depth)
+            self.guessing = True
+            try:
+                hint = self._told_by_another(items, order)
+            finally:
+                self.guessing = False
         for i in order:
             e, sc = items[i]
             out[i] = self.infer(e, sc, hint if i == first else out[first].ty)
@@ -78,6 +91,64 @@ class ExprChecker:
                     raise mismatch(out[i].ty, out[first].ty, spans[first], what)
                 raise mismatch(out[first].ty, out[i].ty, spans[i], what)
         return out
+
+    def _generic_value(self, e: ast.Expr) -> bool:
+        """Whether `e`'s value is written as a constructor of a generic type (`Ok{..}`, in a
+        block, a `var .. in`, or an `if`'s first branch)."""
+        while True:
+            if isinstance(e, ast.StructLit):
+                owner = self.decls.ctors.get(e.ctor, (None, None))[0]
+                return owner is not None and bool(owner.args)
+            if isinstance(e, ast.Let):
+                e = e.body
+            elif isinstance(e, PendingBlock):
+                e = e.value
+            elif isinstance(e, ast.IfExpr):
+                e = e.then
+            else:
+                return False
+
+    def _told_by_another(self, items: list[tuple[ast.Expr, Scope]],
+                         order: list[int]) -> Type | None:
+        """Where the first of expressions sharing a type has none of its own (`Ok{v}` in one
+        branch, `Err{e}` in the other: each gives one type argument of Result), the type of
+        the first of the others that has one; None when the first has its own."""
+        e, sc = items[order[0]]
+        try:
+            self.infer(copy.deepcopy(e), sc)
+            return None
+        except TypeCheckError:
+            pass
+        found: Type | None = None
+        for i in order[1:] + order[:1]:
+            t = self._partly(*items[i])
+            if t is not None and not has_vars(t):
+                return t
+            found = t if found is None else _merge(found, t) if t is not None else found
+        return found if found is not None and not has_vars(found) else None
+
+    def _partly(self, e: ast.Expr, sc: Scope) -> Type | None:
+        """The type of `e` as far as it says (checked on a copy): a generic constructor's
+        with the type variables its fields leave open; None when it says none."""
+        e = copy.deepcopy(e)
+        try:
+            return self.infer(e, sc).ty
+        except TypeCheckError:
+            pass
+        if not isinstance(e, ast.StructLit) or e.ctor in ("Some", "None"):
+            return None
+        try:
+            owner, ctor = lookup_ctor(self.decls, e.ctor, e.span)
+            if not has_vars(owner):
+                return None
+            bound: dict[str, Type] = {}
+            fields = normalize_fields(ctor, e.fields, e.span, None, "constructor")
+            for (_, x), (_, ft) in zip(fields, ctor.fields):
+                if not unify(ft, self.infer(x, sc).ty, bound):
+                    return None
+            return substitute(owner, bound)
+        except TypeCheckError:
+            return None
 
     def is_function(self, name: str, argc: int) -> bool:
         """Whether `name` is a user function or a built-in taking `argc` arguments."""
@@ -261,16 +332,25 @@ class ExprChecker:
     def _Call(self, e: ast.Call, sc: Scope, hint):
         if isinstance(sc.vars.get(e.func), TFunc) and not e.method:
             return self._closure_call(e, sc)
-        if e.func in self.decls.overloads and e.func not in self.decls.functions:
-            e.func = self._overload(e, sc)
-        f = self.decls.functions.get(e.func)
         builtin = lookup(e.func, len(e.args))
+        if e.func in self.decls.overloads and e.func not in self.decls.functions:
+            chosen = self._overload(e, sc, builtin is not None)
+            if chosen is not None:
+                e.func = chosen
+        f = self.decls.functions.get(e.func)
         if f is not None and (builtin is None or self._fits_first(e, f, sc)):
             return self._user_call(e, f, sc)
         if builtin is None:
             raise error(f"unknown function '{e.func}'", e.span)
         e.ty = type_call(self, e, sc, builtin, hint)
         return e
+
+    def _type_or_none(self, a: ast.Expr, sc: Scope) -> Type | None:
+        """The type of `a` (checked on a copy), or None when it has none of its own."""
+        try:
+            return self.infer(copy.deepcopy(a), sc).ty
+        except TypeCheckError:
+            return None
 
     def _fits_first(self, e: ast.Call, f, sc: Scope) -> bool:
         """Whether the user function `f`, which shares its name with a built-in one, is what
@@ -279,27 +359,31 @@ class ExprChecker:
         built-in one."""
         if not e.args or not f.params:
             return True
-        try:
-            first = self.infer(copy.deepcopy(e.args[0]), sc).ty
-        except TypeCheckError:  # a `None` or `[]` of no type of its own: not of f's
-            return False
-        return unify(f.params[0][1], first, {})
+        first = self._type_or_none(e.args[0], sc)  # None: a `None` or `[]`, not of f's
+        return first is not None and unify(f.params[0][1], first, {})
 
-    def _overload(self, e: ast.Call, sc: Scope) -> str:
+    def _overload(self, e: ast.Call, sc: Scope, builtin: bool = False) -> str | None:
         """Which of the functions named `e.func` the call means: the one whose parameters'
-        types the arguments have (or, for untyped literals, can take)."""
-        types = [self.infer(copy.deepcopy(a), sc).ty for a in e.args]
+        types the arguments have (or, for untyped literals, can take; a generic one's, whose
+        variables they bind; a closure fits any). None when none does and a built-in function
+        has the name (the call is then the built-in's)."""
+        types = [None if isinstance(a, ast.Lambda) else self._type_or_none(a, sc)
+                 for a in e.args]
         fits = []
         for name in self.decls.overloads[e.func]:
             params = [t for _, t in self.decls.functions[name].params]
+            bound: dict[str, Type] = {}
             if len(params) == len(types) and all(
-                    p == t or (flexible(a, sc.flex) and can_take(t, p))
+                    t is None or p == t or (flexible(a, sc.flex) and can_take(t, p))
+                    or (has_vars(p) and unify(p, t, bound))
                     for p, t, a in zip(params, types, e.args)):
                 fits.append(name)
         exact = [n for n in fits if [t for _, t in self.decls.functions[n].params] == types]
         if len(exact) == 1 or len(fits) == 1:
             return (exact or fits)[0]
-        shown = ", ".join(map(str, types))
+        if not fits and builtin:
+            return None
+        shown = ", ".join("?" if t is None else str(t) for t in types)
         raise error(f"{'several' if fits else 'none'} of the functions '{e.func}' take"
                     f"{'' if fits else 's'} arguments of types ({shown})", e.span)
 
@@ -606,7 +690,8 @@ class ExprChecker:
     def _IfExpr(self, e: ast.IfExpr, sc: Scope, hint):
         e.cond = self.check(e.cond, sc, BOOL, "condition of 'if'")
         e.then, e.other = self.infer_same([(e.then, sc), (e.other, sc)], hint, None,
-                                          "both branches of 'if' must have the same type")
+                                          "both branches of 'if' must have the same type",
+                                          branches=True)
         e.ty = e.then.ty
         return e
 
@@ -621,12 +706,29 @@ class ExprChecker:
             check_pattern(arm.pattern, t, self.decls, bound)
             scopes.append(sc.extend(bound))
         bodies = self.infer_same([(a.body, s) for a, s in zip(e.arms, scopes)], hint, None,
-                                 "all arms of 'match' must have the same type")
+                                 "all arms of 'match' must have the same type", branches=True)
         for arm, body in zip(e.arms, bodies):
             arm.body = body
         check_exhaustive(e, t)
         e.ty = bodies[0].ty
         return e
+
+
+def _merge(a: Type | None, b: Type | None) -> Type | None:
+    """What two types known in part (type variables where nothing said) say together:
+    `Result<u8, 'E>` and `Result<'V, string>` are `Result<u8, string>`; None if they differ."""
+    if a is None or b is None:
+        return None
+    if isinstance(a, TVar):
+        return b
+    if isinstance(b, TVar):
+        return a
+    if isinstance(a, TStruct) and isinstance(b, TStruct) and a.name == b.name and a.args:
+        args = [_merge(x, y) for x, y in zip(a.args, b.args)]
+        if any(x is None for x in args):
+            return None
+        return substitute(a, {v.name: x for v, x in zip(a.args, args) if isinstance(v, TVar)})
+    return a if a == b else None
 
 
 # the functions that make an empty collection of the type the context gives

@@ -946,3 +946,55 @@ O(x[31:28], x[7:0], x[0:0], s[7:5]) :- I(x, s).
                 "O(x[0:3]) :- I(x).", "needs its high bit first", "x[0:3]")
     fails("input relation I(x: bit<8>)\noutput relation O(y: bit<9>)\nO(x[8:0]) :- I(x).",
           "literal 511 out of range for bit<8>", "x[8:0]")
+
+
+def test_question_mark_in_a_closure_whose_value_is_a_result():
+    # `?` returns from the closure, whose type comes from its value's constructor (`Ok{..}`)
+    src = """
+function half(x: bigint): Result<bigint, string> {
+    if (x % 2 == 0) { Ok{x / 2} } else { Err{"odd"} }
+}
+input relation In(x: bigint)
+output relation O(x: bigint, r: Option<Result<bigint, string>>)
+O(x, Some{x}.map(|v| Ok{half(v)? + 1})) :- In(x).
+"""
+    out = run(src, In={(4,), (3,)})["O"]
+    assert out == {(4, Record("Ok", (3,))), (3, Record("Err", ("odd",)))}
+
+
+def test_an_empty_collection_takes_the_type_its_uses_give():
+    src = """
+import tinyset as TS
+input relation In(v: Vec<u8>)
+output relation O(s: Set<u8>, t: TS::Set64<u8>, w: Vec<string>)
+O(s, t, w) :- In(v),
+    var s = { var s = set_empty(); for (x in v) { s.insert(x) }; s },
+    var t = { var t = TS::empty(); for (x in v) { if (x > 1) { t.TS::insert(x) } }; t },
+    var w = { var w = []; for (x in v) { w.push("${x}") }; w }.
+"""
+    assert run(src, In={((3, 1, 3),)})["O"] == {((1, 3), (3,), ("3", "1", "3"))}
+
+
+def test_generic_ascriptions_and_comparisons_after_a_colon():
+    # `Name<` is one token: after an ascription's `:` it opens type arguments, while a name,
+    # a space and `<` compare
+    src = """
+typedef Box<'T> = Box{v: 'T}
+typedef Small = Small{n: u8}
+input relation In(n: u8)
+output relation O(b: Box<u8>, lt: bool)
+O(Box{n}: Box<u8>, (Small{n}: Small < Small{5})) :- In(n).
+"""
+    assert run(src, In={(3,), (7,)})["O"] == {(Record("Box", (3,)), True),
+                                             (Record("Box", (7,)), False)}
+
+
+def test_a_reference_pattern_binding_its_value_in_an_atom():
+    src = """
+typedef T = A{x: bigint} | B{y: string}
+input relation R(t: T)
+output relation O(s: string, t: T)
+O(y, t) :- R(.t = &t@B{.y = y}).
+"""
+    rows = {(Record("A", (1,)),), (Record("B", ("b",)),)}
+    assert run(src, R=rows)["O"] == {("b", Record("B", ("b",)))}
