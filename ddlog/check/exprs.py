@@ -381,8 +381,9 @@ class ExprChecker:
         exact = [n for n in fits if [t for _, t in self.decls.functions[n].params] == types]
         if len(exact) == 1 or len(fits) == 1:
             return (exact or fits)[0]
-        if not fits and builtin:
-            return None
+        unsaid = any(t is None and not isinstance(a, ast.Lambda) for t, a in zip(types, e.args))
+        if builtin and (not fits or unsaid):
+            return None  # the built-in's, or a call whose arguments do not say which
         shown = ", ".join("?" if t is None else str(t) for t in types)
         raise error(f"{'several' if fits else 'none'} of the functions '{e.func}' take"
                     f"{'' if fits else 's'} arguments of types ({shown})", e.span)
