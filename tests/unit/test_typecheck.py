@@ -771,3 +771,14 @@ def test_base64_meaning():
     assert _decode_python("Hello !@#") == Record("Err", ("Invalid byte 32 at position 5",))
     assert _decode_python("abcde") == Record("Err", ("Invalid length",))
     assert _decode_python("TR==") == Record("Err", ("Invalid last byte 82 at position 1",))
+
+
+def test_any_needs_its_types_from_the_context():
+    fails("input relation I(x: bigint)\noutput relation O(b: bool)\n"
+          "O(true) :- I(x), var a = x.to_any().\n",
+          "to_any(x) needs an Any from the context", "x.to_any()")
+    fails("input relation I(a: Any)\noutput relation O(b: bool)\n"
+          "O(true) :- I(a), var v = from_any(a).\n",
+          "from_any(a) needs its type from the context: an Option<T>", "from_any(a)")
+    fails("input relation I(x: bigint)\noutput relation O(v: Option<bigint>)\n"
+          "O(from_any(x)) :- I(x).\n", "expects Any as argument 1, found bigint", "x)")
