@@ -16,8 +16,8 @@ from pyspark.sql import functions as F
 from ddlog.builtins import CLOSURE_OPS, FUNCTIONS, GROUP_METHODS
 from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
-from ddlog.types import (TAny, TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple, TVec,
-                         Type, contains_u64, is_u64)
+from ddlog.types import (TAny, TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple,
+                         TVec, Type, contains_u64, is_u64)
 from ddlog.runtime.backend import col
 from ddlog.runtime.schema import spark_type, to_spark
 

@@ -27,7 +27,8 @@ from ddlog.check.resolve import Decls
 from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Retype, Scope,
                                can_take, error, flexible, mismatch, replace_int, type_literal)
 from ddlog.types import (BIGINT, BOOL, STRING, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct,
-                         TTuple, TVar, TVec, Type, has_vars, is_numeric, is_scalar, substitute, unify)
+                         TTuple, TVar, TVec, Type, has_vars, is_numeric, is_scalar, substitute,
+                         unify)
 
 Validate = Callable[[Type, Span], None]
 

@@ -13,8 +13,8 @@ from ddlog.types import RelationInfo
 from ddlog.errors import Span
 from ddlog.check.inline import Size
 from ddlog.check.scope import error
-from ddlog.types import (PRIMITIVES, TAny, TCtor, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct,
-                         TTuple, TVar, TVec, Type, has_vars)
+from ddlog.types import (PRIMITIVES, TAny, TCtor, TFunc, TGroup, TInt, TMap, TOption, TSet,
+                         TStruct, TTuple, TVar, TVec, Type, has_vars)
 
 # Built-in generic types and how many type arguments each takes.
 GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2, "Map": 2, "Ref": 1,
