@@ -782,3 +782,11 @@ def test_any_needs_its_types_from_the_context():
           "from_any(a) needs its type from the context: an Option<T>", "from_any(a)")
     fails("input relation I(x: bigint)\noutput relation O(v: Option<bigint>)\n"
           "O(from_any(x)) :- I(x).\n", "expects Any as argument 1, found bigint", "x)")
+
+
+def test_a_program_declaring_its_own_result_keeps_it():
+    # the prelude's Result and its functions step aside for the program's own
+    prog = check("typedef Result = Ok | Err{why: string}\n"
+                 "output relation O(r: Result)\nO(Err{\"no\"}).\n")
+    t = prog.relations["O"].columns[0][1]
+    assert str(t) == "Result" and not t.args and [c.name for c in t.ctors] == ["Ok", "Err"]
