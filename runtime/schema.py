@@ -154,21 +154,9 @@ class ToSpark(TypeMapping):
         return (v.type, json.dumps({"v": inner}, separators=(",", ":"), ensure_ascii=False))
 
 
-class _SparkJson(TypeMapping):
-    """A DDlog value as Spark's to_json writes its Spark form (struct fields by name)."""
-
-    UNSUPPORTED = frozenset({"on_group"})  # no relation holds a Group
-
-    def __call__(self, t: Type, v: Any) -> Any:
-        return None if v is None else super().__call__(t, v)
-
-    def on_bool(self, t, v):
-        return v
-
-    on_string = on_float = on_bool
-
-    def on_int(self, t, v):
-        return _TO_SPARK(t, v)
+class _SparkJson(ToSpark):
+    """A DDlog value as Spark's to_json writes its Spark form: as ToSpark's, but structs,
+    tuples and closures as objects of their fields by name."""
 
     def on_func(self, t, v):
         return {"id": v.id, "text": v.text, "env": v.env, "args": v.args}
@@ -176,25 +164,16 @@ class _SparkJson(TypeMapping):
     def on_tuple(self, t, v):
         return {f"_{k}": self(it, x) for k, (x, it) in enumerate(zip(v, t.items))}
 
-    def on_vec(self, t, v):
-        return [self(t.elem, x) for x in v]
-
-    def on_set(self, t, v):
-        return [self(t.elem, x) for x in canonical_set(v)]
-
-    def on_map(self, t, v):
-        return [self(t.elem, x) for x in canonical_map(v)]
-
-    def on_option(self, t, v):
-        return self(t.elem, v)
-
     def on_struct(self, t, v):
         ctor = t.ctor(v.ctor)
         inner = {n: self(ft, x) for x, (n, ft) in zip(v.values, ctor.fields)}
         return {"_tag": v.ctor, v.ctor: inner} if t.is_enum else inner
 
+    def on_group(self, t, v):
+        return {"key": self(t.key, v.key), "items": [self(t.elem, x) for x in v.items]}
+
     def on_any(self, t, v):
-        return dict(zip(("t", "v"), _TO_SPARK(t, v)))
+        return dict(zip(("t", "v"), super().on_any(t, v)))
 
 
 class _JsonRow(dict):

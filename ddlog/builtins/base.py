@@ -75,3 +75,14 @@ class Builtin:
     @property
     def arities(self) -> tuple[int, ...]:
         return self.arity if isinstance(self.arity, tuple) else (self.arity,)
+
+
+def result_column(sx: Lowering, ok: Any, value: Any, err: Any, ty: "Type") -> Any:
+    """A Column of ddlog_std's `Result` (type `ty`): `Ok{value}` where `ok` holds, else
+    `Err{err}`, in the Spark form of a type of several constructors (ddlog/builtins/
+    ddlog_std.dl declares it): a `_tag` and one struct per constructor."""
+    F = sx.F
+    return F.struct(F.when(ok, F.lit("Ok")).otherwise(F.lit("Err")).alias("_tag"),
+                    F.when(ok, F.struct(value.alias("res"))).alias("Ok"),
+                    F.when(~ok, F.struct(err.alias("err"))).alias("Err")
+                    ).cast(sx.spark_type(ty))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import re
 
-from ddlog.builtins.base import Args, Builtin
+from ddlog.builtins.base import Args, Builtin, result_column
 from ddlog.types import STRING, TInt, TVec, Type, result_type
 from ddlog.values import Record
 
@@ -77,10 +77,7 @@ def _decode_spark(sx, args, types, ty):
                        lambda i: F.conv(F.substring(hexed, i * 2 + 1, 2), 16, 10).cast("long"))
     data = F.when(count > 0, data).otherwise(F.array().cast(sx.spark_type(BYTES)))
     ok = err.isNull()
-    return F.struct(F.when(ok, F.lit("Ok")).otherwise(F.lit("Err")).alias("_tag"),
-                    F.when(ok, F.struct(data.alias("res"))).alias("Ok"),
-                    F.when(~ok, F.struct(err.alias("err"))).alias("Err")).cast(
-                        sx.spark_type(ty))
+    return result_column(sx, ok, data, err, ty)
 
 
 CODECS: dict[str, Builtin] = {b.name: b for b in [

@@ -15,7 +15,7 @@ import re
 import struct
 from typing import Any, Callable
 
-from ddlog.builtins.base import Args, Builtin
+from ddlog.builtins.base import Args, Builtin, result_column
 from ddlog.types import BIGINT, BOOL, DOUBLE, FLOAT, STRING, TInt, TOption, Type, result_type
 from ddlog.values import Record
 
@@ -129,10 +129,16 @@ _UNARY: dict[str, tuple[Callable, Callable[[float], float]]] = {
     "to_radians": (lambda F, x: F.radians(x), math.radians),
 }
 
-# Rust computes these of a float in float arithmetic, step by step (`r` rounds to a float),
-# where the result differs from the double's rounded
+
+def _r(c):
+    """A double Column rounded to a float's precision."""
+    return c.cast("float").cast("double")
+
+
+# Rust computes these of a float in float arithmetic, step by step (each operation rounded to
+# a float), where the result differs from the double's rounded
 _IN_FLOAT: dict[str, tuple[Callable, Callable[[float], float]]] = {
-    "asinh": (lambda F, x, r: F.signum(x) * F.log(r(r(F.sqrt(r(r(x * x) + 1))) + F.abs(x))),
+    "asinh": (lambda F, x: F.signum(x) * F.log(_r(_r(F.sqrt(_r(_r(x * x) + 1))) + F.abs(x))),
               lambda x: math.copysign(math.log(_f32(_f32(math.sqrt(_f32(_f32(x * x) + 1)))
                                                     + abs(x))), x)),
 }
@@ -198,11 +204,7 @@ def _parse_spark(t: Type) -> Callable:
                  .otherwise(s.cast("double")))
         err = F.when(s == "", F.lit("cannot parse float from empty string")) \
             .otherwise(F.lit("invalid float literal"))
-        return F.struct(F.when(ok, F.lit("Ok")).otherwise(F.lit("Err")).alias("_tag"),
-                        F.when(ok, F.struct(value.cast(sx.spark_type(t)).alias("res")))
-                        .alias("Ok"),
-                        F.when(~ok, F.struct(err.alias("err"))).alias("Err")
-                        ).cast(sx.spark_type(ty))
+        return result_column(sx, ok, value.cast(sx.spark_type(t)), err, ty)
     return lower
 
 
@@ -223,9 +225,7 @@ def _entries() -> list[Builtin]:
     for suffix, t, name in (("f", FLOAT, "float"), ("d", DOUBLE, "double")):
         for fn, (spark, py) in _UNARY.items():
             if t == FLOAT and fn in _IN_FLOAT:
-                step, py = _IN_FLOAT[fn]
-                spark = (lambda step: lambda F, x: step(F, x, lambda c: c.cast("float")
-                                                        .cast("double")))(step)
+                spark, py = _IN_FLOAT[fn]
             out.append(Builtin(f"{fn}_{suffix}", 1, f"{fn}_{suffix}({name}) -> {name}",
                                f"Rust's {fn} of a {name} (DDlog's fp)", _typed([t], t),
                                _spark(spark, t), _python(py, t)))

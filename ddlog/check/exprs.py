@@ -15,7 +15,7 @@ import os
 from typing import Callable
 
 from ddlog.syntax import ast
-from ddlog.syntax.blocks import PendingBlock, Return, assignment_span
+from ddlog.syntax.blocks import PendingBlock, Return, assignment_span, written_value
 from ddlog.builtins import lookup
 from ddlog.check.calls import type_call
 from ddlog.errors import Span, TypeCheckError
@@ -94,20 +94,11 @@ class ExprChecker:
         return out
 
     def _generic_value(self, e: ast.Expr) -> bool:
-        """Whether `e`'s value is written as a constructor of a generic type (`Ok{..}`, in a
-        block, a `var .. in`, or an `if`'s first branch)."""
-        while True:
-            if isinstance(e, ast.StructLit):
-                owner = self.decls.ctors.get(e.ctor, (None, None))[0]
-                return owner is not None and bool(owner.args)
-            if isinstance(e, ast.Let):
-                e = e.body
-            elif isinstance(e, PendingBlock):
-                e = e.value
-            elif isinstance(e, ast.IfExpr):
-                e = e.then
-            else:
-                return False
+        """Whether `e`'s value is written as a constructor of a generic type (`Ok{..}`)."""
+        v = written_value(e)
+        owner = self.decls.ctors.get(v.ctor, (None, None))[0] \
+            if isinstance(v, ast.StructLit) else None
+        return owner is not None and bool(owner.args)
 
     def _told_by_another(self, items: list[tuple[ast.Expr, Scope]],
                          order: list[int]) -> Type | None:

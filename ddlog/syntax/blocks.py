@@ -318,13 +318,20 @@ def _tries(body: ast.Expr, result: ast.TypeExpr | None, fail: Fail) -> ast.Expr:
     return _rewrite(body, visit)  # (a closure's own `?`s were made when it was parsed)
 
 
-def _kind_of_value(e: object) -> str | None:
+def _kind_of_value(e: ast.Expr) -> str | None:
     """"Result" or "Option" when the value of a closure without a result type is written as
     one (`|s| Ok{parse(s)?}`), the kind of what its `?` returns."""
+    v = written_value(e)
+    if not isinstance(v, ast.StructLit):
+        return None
+    name = v.ctor.rsplit("::", 1)[-1]
+    return {"Ok": "Result", "Err": "Result", "Some": "Option", "None": "Option"}.get(name)
+
+
+def written_value(e: ast.Expr) -> ast.Expr:
+    """The expression that writes `e`'s value: through blocks, `var .. in` and an `if`'s
+    first branch (`{ var y = x; Ok{y} }` is `Ok{y}`)."""
     while True:
-        if isinstance(e, ast.StructLit):
-            name = e.ctor.rsplit("::", 1)[-1]
-            return {"Ok": "Result", "Err": "Result", "Some": "Option", "None": "Option"}.get(name)
         if isinstance(e, ast.Let):
             e = e.body
         elif isinstance(e, PendingBlock):
@@ -332,7 +339,7 @@ def _kind_of_value(e: object) -> str | None:
         elif isinstance(e, ast.IfExpr):
             e = e.then
         else:
-            return None
+            return e
 
 
 def _rewrite(node, visit: Callable[[object], object | None]):
