@@ -167,7 +167,10 @@ class _SparkJson(ToSpark):
     def on_struct(self, t, v):
         ctor = t.ctor(v.ctor)
         inner = {n: self(ft, x) for x, (n, ft) in zip(v.values, ctor.fields)}
-        return {"_tag": v.ctor, v.ctor: inner} if t.is_enum else inner
+        if not t.is_enum:
+            return inner
+        # (a constructor without fields has no struct of its own in the Spark form)
+        return {"_tag": v.ctor, v.ctor: inner} if ctor.fields else {"_tag": v.ctor}
 
     def on_group(self, t, v):
         return {"key": self(t.key, v.key), "items": [self(t.elem, x) for x in v.items]}
