@@ -174,7 +174,65 @@ def to_string(c: Column, t: Type) -> Column:
         return F.when(c, F.lit("true")).otherwise(F.lit("false"))
     if is_u64(t):
         return F.when(c >= 0, c.cast("string")).otherwise(unsigned_value(c).cast("string"))
+    if isinstance(t, TFloat):
+        return float_text(c, t.bits)
     return c.cast("string")
+
+
+def float_divide(op: str, a: Column, b: Column, t: TFloat) -> Column:
+    """`/` and `%` on floats as IEEE (and Rust) define them where Spark's fail or give null: x
+    / ±0.0 is an infinity of the two signs, 0 / 0 NaN; x % 0, inf % x and NaN % x are NaN."""
+    nan = F.lit(float("nan"))
+    if op == "%":
+        return F.when((b == 0) | F.isnan(a) | F.isnan(b) | (F.abs(a) == F.lit(float("inf"))),
+                      nan).otherwise(a % b).cast(spark_type(t))
+    below = F.startswith(b.cast("string"), F.lit("-")) != (a < 0)  # b's sign, -0.0's too
+    inf = F.when(below, F.lit(float("-inf"))).otherwise(F.lit(float("inf")))
+    return F.when(b != 0, a / b).when((a == 0) | F.isnan(a), nan).otherwise(inf
+                                                                           ).cast(spark_type(t))
+
+
+def float_text(c: Column, bits: int = 64) -> Column:
+    """A float as Rust displays it (what DDlog's `"${x}"` gives): the fewest significant
+    digits that read back as the same float, no exponent, no fractional part when it has
+    none, `inf`, `-inf`, `NaN`. The digits: `%.Ne` for the first N = 0, 1, .. whose text
+    reads back (Java's own text of a double is not always the shortest); then the point
+    moved."""
+    kind = "float" if bits == 32 else "double"
+    fewest = F.coalesce(*[F.when(F.format_string(f"%.{n}e", c).cast(kind) == c, F.lit(n))
+                          for n in range(17 if bits == 64 else 9)])
+    sci = F.call_function("format_string", F.concat(F.lit("%."), fewest, F.lit("e")),
+                          F.abs(c))  # `1.5e+20`
+
+    def parts(s: Column) -> Column:
+        digits = F.replace(F.regexp_extract(s, "^([0-9.]+)", 1), F.lit("."), F.lit(""))
+        point = 1 + F.regexp_extract(s, "e[+]?(-?[0-9]+)$", 1).cast("int")  # digits before it
+        return F.struct(digits.alias("d"), point.alias("p"), F.length(digits).alias("n"))
+
+    def placed(v: Column) -> Column:
+        d, p, n = v["d"], v["p"], v["n"]
+        return (F.when(p >= n, F.concat(d, F.repeat(F.lit("0"), p - n)))
+                .when(p <= 0, F.concat(F.lit("0."), F.repeat(F.lit("0"), -p), d))
+                .otherwise(F.concat(F.substring(d, F.lit(1), p), F.lit("."),
+                                    F.substring(d, p + 1, n))))
+
+    def bare(t: Column) -> Column:
+        return F.when(F.contains(t, F.lit(".")),
+                      F.regexp_replace(F.regexp_replace(t, "0+$", ""), "[.]$", "")
+                      ).otherwise(t)
+
+    text = _let(_let(_let(sci, parts), placed), bare)
+    sign = F.when(F.startswith(c.cast("string"), F.lit("-")), F.lit("-")).otherwise(F.lit(""))
+    return (F.when(F.isnan(c), F.lit("NaN"))
+            .when(c == F.lit(float("inf")), F.lit("inf"))
+            .when(c == F.lit(float("-inf")), F.lit("-inf"))
+            .otherwise(F.concat(sign, text)))
+
+
+def _let(value: Column, body: Callable[[Column], Column]) -> Column:
+    """`body(value)` with `value` computed once however often `body` reads it (a lambda's
+    parameter: Spark's expressions have no other binding)."""
+    return F.get(F.transform(F.array(value), body), 0)
 
 
 def cast(c: Column, src: Type, dst: Type) -> Column:
@@ -255,8 +313,14 @@ class SparkLowering:
     canonical_set = staticmethod(canonical_set)
     canonical_map = staticmethod(canonical_map)
 
+    def __init__(self, in_closure: bool = False):
+        # inside a closure's body, which Spark's higher-order functions evaluate without
+        # preparing a nondeterministic expression first (regexes.py)
+        self.in_closure = in_closure
+
 
 LOWERING = SparkLowering()
+CLOSURE_LOWERING = SparkLowering(in_closure=True)
 
 
 def shift(op: str, a: Column, n: Column, t: TInt) -> Column:
@@ -299,11 +363,12 @@ def compile_expr(e: ir.Expr, env: Env | None = None) -> Column:
 
 
 class _Compiler:
-    def __init__(self, env: Env):
+    def __init__(self, env: Env, lowering: SparkLowering = LOWERING):
         self.env = env  # values of Refs: lambda parameters, pattern variables
+        self.lowering = lowering
 
-    def with_env(self, extra: Env) -> "_Compiler":
-        return _Compiler({**self.env, **extra})
+    def with_env(self, extra: Env, lowering: SparkLowering | None = None) -> "_Compiler":
+        return _Compiler({**self.env, **extra}, lowering or self.lowering)
 
     def expr(self, e: ir.Expr) -> Column:
         return getattr(self, "e_" + type(e).__name__)(e)
@@ -356,13 +421,9 @@ class _Compiler:
             return F.concat(a, b)
         if op in ("+", "-", "*"):
             return arith(op, a, b, t)
-        if op == "/":
+        if op in ("/", "%"):
             if isinstance(t, TFloat):
-                return (a / b).cast(spark_type(t))
-            return divide(op, a, b, t)
-        if op == "%":
-            if isinstance(t, TFloat):
-                return a % b
+                return float_divide(op, a, b, t)
             return divide(op, a, b, t)
         if op == "&":
             return a.bitwiseAND(b)
@@ -455,7 +516,7 @@ class _Compiler:
 
     def e_Lambda(self, e: ir.Lambda) -> Callable[..., Column]:
         def body(*xs: Column) -> Column:
-            return self.with_env(dict(zip(e.params, xs))).expr(e.body)
+            return self.with_env(dict(zip(e.params, xs)), CLOSURE_LOWERING).expr(e.body)
         # Spark's higher-order functions read the arity from the signature: spell it out
         n = len(e.params)
         if n == 1:
@@ -472,7 +533,7 @@ class _Compiler:
         builtin = GROUP_METHODS[e.name] if e.group else FUNCTIONS.get(e.name) or \
             CLOSURE_OPS[e.name]
         args: list[Any] = [self.expr(a) for a in e.args]
-        return builtin.spark(LOWERING, args, [a.ty for a in e.args], e.ty)
+        return builtin.spark(self.lowering, args, [a.ty for a in e.args], e.ty)
 
 
 def pattern(p: ir.Pattern, s: Column) -> tuple[Column, Env]:

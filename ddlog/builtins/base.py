@@ -39,6 +39,7 @@ class Lowering(Protocol):
     """The Spark toolkit a lowering uses (runtime/expr.py provides it)."""
 
     F: Any  # pyspark.sql.functions
+    in_closure: bool  # lowering the body of a closure (a higher-order function's lambda)
 
     def lit(self, value: Any, t: "Type") -> Any: ...
     def value(self, v: Any, t: "Type") -> Any: ...  # a constant of any type (ddlog/values)

@@ -1,5 +1,6 @@
 """The declarations of ddlog_std.dl, beside this module: the part of DDlog's standard library
-written in the dialect (the generic type `Result` and its functions), which every program has.
+written in the dialect (the generic type `Result` and its functions), which every program has;
+and the folder of DDlog's other libraries written in the dialect, which a program imports.
 
 They join a program before it is checked, as if it had declared them; a program that declares
 a type or constructor of one of their names itself keeps its own, without them.
@@ -15,6 +16,8 @@ from ddlog.syntax.parser import parse_program
 from ddlog.syntax.source import read_text
 
 PRELUDE = os.path.join(os.path.dirname(__file__), "ddlog_std.dl")
+# DDlog's libraries written in the dialect (`import regex`): the last of the library roots
+LIBRARY_ROOT = os.path.join(os.path.dirname(__file__), "lib")
 
 
 @functools.cache

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from ddlog.builtins.prelude import LIBRARY_ROOT
 from ddlog.check.program import CheckedProgram
 from ddlog.check.rules import check_program
 from ddlog.limits import collector_paused
@@ -31,11 +32,11 @@ def read_program(path_or_text: str, file: str | None = None) -> tuple[str, str]:
 def check_text(text: str, file: str = "<input>",
                libraries: tuple[str, ...] = ()) -> CheckedProgram:
     """Parse and check a program (and the user modules it imports, read from `file`'s
-    directory, then the `libraries` directories); raises a DDlogError subclass on any program
-    error."""
+    directory, then the `libraries` directories, then the libraries that come with ddlog);
+    raises a DDlogError subclass on any program error."""
     with collector_paused():
         return check_program(resolve_imports(parse_program(text, file), parse_program,
-                                             read_text, tuple(libraries)))
+                                             read_text, (*libraries, LIBRARY_ROOT)))
 
 
 def check_file(path: str, libraries: tuple[str, ...] = ()) -> CheckedProgram:

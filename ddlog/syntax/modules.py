@@ -58,7 +58,7 @@ def resolve_imports(prog: ast.Program, parse: Parse, read: Read,
     aliases = _imports(prog, parse, read, loaded, order, sources, [], search)
     if aliases or _renames(prog) or any("::" in text for text in [prog.source,
                                                                    *sources.values()]):
-        main = _qualify(prog, "", aliases)
+        main = _qualify(prog, "", aliases, _visible(prog, loaded))
     else:  # no name to expand or qualify: spare a large program the walk over every rule
         main = dataclasses.replace(prog, decls=[d for d in prog.decls
                                                 if not isinstance(d, ast.Import)])
@@ -91,7 +91,7 @@ def _imports(prog: ast.Program, parse: Parse, read: Read, loaded: dict[str, ast.
         sources[file] = text
         module = extern_bodies(parse(text, file), parse, read, sources)
         inner = _imports(module, parse, read, loaded, order, sources, active + [path], search)
-        loaded[path] = _qualify(module, path + "::", inner)
+        loaded[path] = _qualify(module, path + "::", inner, _visible(module, loaded))
         order.append(path)
     return aliases
 
@@ -110,7 +110,8 @@ def _module_file(path: str, dirs: tuple[str, ...], read: Read, imp: ast.Import,
             raise ParseError(f"module '{path}': cannot read {file} ({err.strerror or err})",
                              imp.span, source) from None
     raise ParseError(f"module '{path}' not found: no {' nor '.join(tried)} (the library "
-                     f"roots are the main program's directory and those given with -L)",
+                     f"roots are the main program's directory, those given with -L and the "
+                     f"libraries that come with ddlog)",
                      imp.span, source)
 
 
@@ -142,9 +143,31 @@ def extern_bodies(prog: ast.Program, parse: Parse, read: Read,
     return dataclasses.replace(prog, decls=decls)
 
 
-def _qualify(prog: ast.Program, prefix: str, aliases: dict[str, str]) -> ast.Program:
-    """`prog`'s declarations with its own names qualified by `prefix`, aliases expanded and
-    standard-library qualifiers removed."""
+def _visible(prog: ast.Program, loaded: dict[str, ast.Program]) -> dict[str, str]:
+    """The names `prog` may use unqualified from the modules it imports without an alias
+    (`import regex`, then `regex_match(..)`): name -> qualified name. A name two of them
+    declare stays unqualified (and is reported unknown unless it is the program's own)."""
+    seen: dict[str, list[str]] = {}
+    for imp in (d for d in prog.decls if isinstance(d, ast.Import)):
+        if imp.alias or imp.module not in loaded:
+            continue
+        prefix = imp.module + "::"
+        for d in loaded[imp.module].decls:
+            names = [d.name] if isinstance(d, (ast.RelationDecl, ast.TypeDef,
+                                                ast.FunctionDecl)) else []
+            if isinstance(d, ast.TypeDef) and d.ctors:
+                names += [c.name for c in d.ctors]
+            for q in names:
+                if q.startswith(prefix) and "::" not in q[len(prefix):]:
+                    seen.setdefault(q[len(prefix):], []).append(q)
+    return {n: qs[0] for n, qs in seen.items() if len(set(qs)) == 1}
+
+
+def _qualify(prog: ast.Program, prefix: str, aliases: dict[str, str],
+             visible: dict[str, str]) -> ast.Program:
+    """`prog`'s declarations with its own names qualified by `prefix`, aliases expanded,
+    names of imported modules used unqualified (`visible`) qualified, and standard-library
+    qualifiers removed."""
     own: set[str] = set()
     for d in prog.decls:
         if isinstance(d, (ast.RelationDecl, ast.TypeDef, ast.FunctionDecl)):
@@ -166,6 +189,8 @@ def _qualify(prog: ast.Program, prefix: str, aliases: dict[str, str]) -> ast.Pro
             return n
         if n in own:
             return prefix + n
+        if n in visible:
+            return visible[n]
         return renames.get(n, n)
 
     def renamer(local: set[str]) -> Callable[[ast.Node], ast.Node]:
@@ -173,7 +198,7 @@ def _qualify(prog: ast.Program, prefix: str, aliases: dict[str, str]) -> ast.Pro
             for attr in _NAMES.get(type(node), ()):
                 node = dataclasses.replace(node, **{attr: name(getattr(node, attr))})
             if isinstance(node, ast.Var) and node.name not in local and (
-                    node.name in functions or "::" in node.name):
+                    node.name in functions or node.name in visible or "::" in node.name):
                 node = dataclasses.replace(node, name=name(node.name))  # a function as a value
             return node
         return rename

@@ -10,7 +10,7 @@ from typing import Any
 
 from ddlog.errors import EvaluationError
 from ddlog.types import TBool, TFloat, TInt, TString, Type
-from ddlog.values import sort_key, wrap_int
+from ddlog.values import rust_float, sort_key, wrap_int
 
 
 # ---------------------------------------------------------------------------------------------
@@ -72,13 +72,13 @@ def float_rem(a: float, b: float) -> float:
 
 def render(v: Any, t: Type) -> str:
     """How `"${x}"` and `to_string` render a scalar: bool as true/false, integers in decimal,
-    floats like Python's repr, strings as they are."""
+    floats as Rust displays them (`1`, `0.5`, `inf`), strings as they are."""
     if isinstance(t, TBool):
         return "true" if v else "false"
     if isinstance(t, TInt):
         return str(v)
     if isinstance(t, TFloat):
-        return repr(float(v))
+        return rust_float(v, t.bits)
     if isinstance(t, TString):
         return v
     # Not a scalar: to_string only takes scalars; fall back to the dump format.

@@ -429,7 +429,8 @@ Ranges(k, set_union(s, ["x"].to_set()).to_vec().map(|x| x.len() as bigint)) :- V
 
 
 # DDlog's libraries written here: Result and its functions, base64 (valid and invalid texts),
-# fp (Rust's meaning where Spark's differs: ln 0, signum, floor of a double, round, parse).
+# fp (Rust's meaning where Spark's differs: ln 0, signum, floor of a double, round, parse),
+# Any, regex.
 LIBRARIES = """
 import base64
 import fp
@@ -443,6 +444,12 @@ Codes(k, code, decode(code), decode(text), decode(text).is_ok()) :-
 output relation Doubles(k: bigint, d: (double, double, double, double, double, double, double))
 Doubles(k, (floor_d(x), round_d(x), signum_d(x), ln_d(x * 0.0), sqrt_d(x), fract_d(x),
             recip_d(x))) :- X(k, x, _, _), x >= 0.0.
+// IEEE division by zero (Spark's fails), floats written as Rust displays them (NaN as a
+// test: no two NaN are equal to the harness)
+output relation Divs(k: bigint, d: (double, double, bool, bool, double, string))
+Divs(k, ((x + 1.0) / (x - x), (0.0 - x - 1.0) / 0.0, is_nan_d(x % (x - x)),
+         is_nan_d((x - x) / 0.0), x % 0.75, "${x / 7.0} ${x * 1e30} ${(x - x) / 0.0}")) :-
+    X(k, x, _, _).
 output relation Floats(k: bigint, f: (float, float, float, float, float, float))
 Floats(k, (asinh_f(f), ceil_f(f), trunc_f(f), exp2_f(f), powi_f(f, 3), mul_add_f(f, f, f))) :-
     X(k, _, f, _).
@@ -459,6 +466,16 @@ Anys(k, (bytes, Some{k}).to_any()) :- B(k, bytes, _).
 output relation Back(k: bigint, d: Option<double>, s: Option<string>,
                      r: Option<Result<Vec<u8>, string>>, t: Option<(Vec<u8>, Option<bigint>)>)
 Back(k, from_any(a), from_any(a), from_any(a), from_any(a)) :- Anys(k, a).
+// regex: a text as a pattern (some invalid: `[`, `(b`) against another, alone, in a set and
+// inside a closure
+import regex
+output relation Matched(k: bigint, m: (bool, bool, Option<string>, Vec<string>, bool, bool,
+                                       bool))
+Matched(k, (regex_match(regex(re), text), try_regex(re).is_ok(),
+            regex_first_match(regex(re), text), regex_all_matches(regex(re), text),
+            regex_set_match(regex_set([re, "b+"]), text),
+            regex_set_match(try_regex_set([re]).unwrap_or_default(), text),
+            [re].any(|p| pattern_matches(text, p)))) :- X(k, _, _, re), B(k, _, text).
 """
 
 
@@ -584,7 +601,8 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
             values=ValueGen(ints=(0, 1, 7, 200, 255), max_len=4,
                             floats=(0.0, 0.5, 2.5, -2.5, 3.0, 7.25, 2.0 ** 60),
                             strings=("TQ==", "abc", "a!", "", "TR==", "QUJD", "hello", "0.5",
-                                     "-1e3", "inf", " 1", "1d", ".5", "5.")),
+                                     "-1e3", "inf", " 1", "1d", ".5", "5.", "[", "(b", "b+|c",
+                                     "\\w+", "\\d")),
             initial=4)),
         "maps": (MAPS, Workload(values=ValueGen(ints=(0, 1, 2, 3), strings=("a", "b", "c"),
                                                 max_len=3),

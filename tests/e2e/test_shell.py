@@ -593,7 +593,8 @@ def test_ddlog_style_programs(cli, name):
     Result and `?` with ddlog_std's functions, the base64 library (its errors too), tinyset's
     Set64 through a capitalised alias with an empty set typed by its uses, and `dump` listing
     a type's constructors in their declaration order; fp: the fp library where Rust's meaning
-    and Spark's differ."""
+    and Spark's differ; text: the regex library (invalid patterns, named groups, Unicode
+    classes, sets) and floats in strings as Rust writes them."""
     base = os.path.join(DIALECT, name)
     with open(base + ".dat", encoding="utf-8") as f:
         script = f.read()

@@ -315,6 +315,42 @@ def test_modules_are_found_under_the_library_roots(tmp_path):
                                         str(tmp_path / "r2" / "foolib" / "ns1" / "m2.dl")]
 
 
+def test_names_of_a_module_imported_without_alias_are_used_unqualified(tmp_path):
+    """`import lib` then `swap(..)`, `Pair{..}`, `Seen(..)`: lib's, as DDlog resolves them; a
+    name two imported modules declare must be qualified; the program's own name wins."""
+    (tmp_path / "lib.dl").write_text(
+        "typedef Pair = Pair{a: bigint, b: bigint}\n"
+        "function swap(p: Pair): Pair = Pair{p.b, p.a}\nrelation Seen(p: Pair)\n"
+        "function twice(x: bigint): bigint = x * 2\n")
+    (tmp_path / "other.dl").write_text("function twice(x: bigint): bigint = x + x\n")
+    main = tmp_path / "main.dl"
+    main.write_text("import lib\ninput relation In(a: bigint, b: bigint)\n"
+                    "output relation Out(p: Pair)\nOut(swap(Pair{a, b})) :- In(a, b).\n"
+                    "Seen(Pair{a, b}) :- In(a, b).\n")
+    prog = check_file(str(main))
+    assert set(prog.relations) == {"In", "Out", "lib::Seen"}
+    main.write_text("import lib\nimport other\noutput relation O(x: bigint)\nO(twice(1)).\n")
+    with pytest.raises(TypeCheckError) as info:
+        check_file(str(main))
+    assert "unknown function 'twice'" in info.value.message
+    main.write_text("import lib\nimport other\noutput relation O(x: bigint)\n"
+                    "O(other::twice(1)).\nfunction swap(x: bigint): bigint = x\nO(swap(1)).\n")
+    assert set(check_file(str(main)).relations) == {"O", "lib::Seen"}
+
+
+def test_import_regex_is_the_library_that_comes_with_ddlog(tmp_path):
+    """`import regex` reads ddlog's own regex.dl after the program's directory and the -L
+    roots, which may hold a regex.dl of their own."""
+    main = tmp_path / "main.dl"
+    main.write_text("import regex\noutput relation O(m: bool)\n"
+                    "O(regex_match(regex(\"a+\"), \"baa\")).\n")
+    prog = check_file(str(main))
+    assert "regex::Regex" in prog.types
+    (tmp_path / "regex.dl").write_text("function regex_match(a: string, b: string): bool = true\n"
+                                       "function regex(p: string): string = p\n")
+    assert "regex::Regex" not in check_file(str(main)).types
+
+
 def test_module_cycle(tmp_path):
     (tmp_path / "a.dl").write_text("import b\n")
     (tmp_path / "b.dl").write_text("import a\n")
