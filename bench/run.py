@@ -89,9 +89,19 @@ def run(spark, w: workloads.Workload, batches: list[int], repeat: int, seed: int
     secs, rows = timed(lambda: w.loop(w.inputs))
     out["loop_initial"] = {"seconds": secs, "rows": rows}
     print(f"  hand-written loop (initial inputs) {secs:.1f}s, {rows} rows", flush=True)
+    if w.python is not None:
+        secs, py_rows = timed(w.python)
+        out["python_initial"] = {"seconds": secs, "rows": py_rows}
+        print(f"  plain Python fixpoint (initial inputs) {secs:.1f}s, {py_rows} rows",
+              flush=True)
 
     p = workloads.loaded(w, spark, config)
     out["initial"] = epoch(p)
+    initial_rows = p.relation(w.output).count()
+    if initial_rows != rows or initial_rows != out.get("python_initial", {}).get("rows", rows):
+        raise SystemExit(f"{w.name}: {w.output} has {initial_rows} rows after the initial "
+                         f"epoch, {rows} by the hand-written loop"
+                         + (f", {py_rows} by the Python fixpoint" if w.python else ""))
     print(f"  engine initial epoch {out['initial']['seconds']:.1f}s, "
           f"{out['initial']['iterations']} iterations, {out['initial']['jobs']} jobs",
           flush=True)
@@ -173,10 +183,16 @@ def markdown(r: dict) -> str:
              f"loop; from scratch on the final inputs {scratch:.1f} s "
              f"({r['scratch']['iterations']} iterations), {scratch / loop:.2f}x the loop"
              + (f"; {r['warm']} untimed 1-row epochs before the measured ones"
-                if r.get("warm") else ""), "",
-             "| rows | kind | median s | iterations | jobs | s per iteration / floor "
-             "| loop / epoch | worst epoch / scratch | how |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+                if r.get("warm") else "")]
+    if "python_initial" in r:
+        py = r["python_initial"]["seconds"]
+        lines.append(f"- plain Python fixpoint (dict indexes) on the initial inputs {py:.1f} s: "
+                     f"the engine's initial epoch is {ini['seconds'] / py:.2f}x it, the "
+                     f"hand-written loop {r['loop_initial']['seconds'] / py:.2f}x it")
+    lines += ["",
+              "| rows | kind | median s | iterations | jobs | s per iteration / floor "
+              "| loop / epoch | worst epoch / scratch | how |",
+              "|---:|---|---:|---:|---:|---:|---:|---:|---|"]
     for e in r["epochs"]:
         per_it = e["seconds"] / max(e["iterations"], 1) / floor
         lines.append(f"| {e['batch']} | {e['kind']} | {e['seconds']:.2f} | "

@@ -67,6 +67,8 @@ class Workload:
     present: list[tuple]
     # the hand-written loop: the output's rows (None: a program without one, `tiny`)
     loop: Callable[[dict[str, "DataFrame"]], int] | None
+    # the output's rows by a plain Python fixpoint on the initial inputs, where there is one
+    python: Callable[[], int] | None = None
 
 
 def _random_edges(spark: "SparkSession", edges: int, nodes: int, seed: int) -> "DataFrame":
@@ -232,6 +234,28 @@ def pointsto(spark: "SparkSession", facts: int, seed: int, parts: int) -> Worklo
                     pointsto_loop)
 
 
+def analysis(spark: "SparkSession", facts: int, seed: int, parts: int) -> Workload:
+    """bench/analysis.py's points-to with a call graph over its generated facts; the epochs add
+    and remove assignments between the locals of one method."""
+    from bench import analysis as a
+
+    generated = a.facts(facts, seed)
+    methods = len(generated["Method"])
+    ins = {rel: _cached(spark.createDataFrame(rows, a.SCHEMAS[rel]), parts)
+           for rel, rows in generated.items()}
+
+    def new_rows(rng: random.Random, k: int) -> list[tuple]:
+        rows = []
+        for _ in range(k):
+            m = rng.randrange(methods)
+            rows.append((_local(rng, m, a.LOCALS), _local(rng, m, a.LOCALS)))
+        return rows
+
+    return Workload(f"points-to with a call graph, {sum(map(len, generated.values())):,} facts",
+                    a.PROGRAM, a.OUTPUT, ins, "Move", new_rows, _sample(ins["Move"], 2_000),
+                    a.loop, lambda: a.python_fixpoint(generated)[a.OUTPUT])
+
+
 # ---------------------------------------------------------------------------------------------
 # The loops a Spark user writes by hand: semi-naive (join the new rows only, distinct, anti-join
 # what is known), the fixed relations cached, lineage cut by a local checkpoint per iteration.
@@ -392,7 +416,7 @@ def save(result: dict, script: str, argv: list[str], out: str = RESULTS) -> str:
 def add_arguments(ap: "argparse.ArgumentParser") -> None:
     """The command-line arguments that choose a workload and its size (bench/run.py,
     bench/split.py, bench/pair.py, bench/paces.py)."""
-    ap.add_argument("workload", choices=["reach", "tc", "pointsto", "tiny"])
+    ap.add_argument("workload", choices=["reach", "tc", "pointsto", "analysis", "tiny"])
     ap.add_argument("--program", default="tc", help="tiny: a program of programs/ (its name)")
     ap.add_argument("--rows", type=int, default=15, help="tiny: rows per input relation")
     ap.add_argument("--edges", type=int, default=100_000)
@@ -411,4 +435,6 @@ def from_arguments(spark: "SparkSession", args: "argparse.Namespace") -> Workloa
         return tc(spark, args.edges, args.file, args.seed, args.partitions)
     if args.workload == "tiny":
         return tiny(args.program, args.rows, args.seed)
+    if args.workload == "analysis":
+        return analysis(spark, args.facts, args.seed, args.partitions)
     return pointsto(spark, args.facts, args.seed, args.partitions)
