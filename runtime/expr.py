@@ -221,7 +221,7 @@ def float_text(c: Column, bits: int = 64) -> Column:
                       F.regexp_replace(F.regexp_replace(t, "0+$", ""), "[.]$", "")
                       ).otherwise(t)
 
-    text = _let(_let(_let(sci, parts), placed), bare)
+    text = let(let(let(sci, parts), placed), bare)
     sign = F.when(F.startswith(c.cast("string"), F.lit("-")), F.lit("-")).otherwise(F.lit(""))
     return (F.when(F.isnan(c), F.lit("NaN"))
             .when(c == F.lit(float("inf")), F.lit("inf"))
@@ -229,7 +229,7 @@ def float_text(c: Column, bits: int = 64) -> Column:
             .otherwise(F.concat(sign, text)))
 
 
-def _let(value: Column, body: Callable[[Column], Column]) -> Column:
+def let(value: Column, body: Callable[[Column], Column]) -> Column:
     """`body(value)` with `value` computed once however often `body` reads it (a lambda's
     parameter: Spark's expressions have no other binding)."""
     return F.get(F.transform(F.array(value), body), 0)
@@ -312,6 +312,7 @@ class SparkLowering:
     to_string = staticmethod(to_string)
     canonical_set = staticmethod(canonical_set)
     canonical_map = staticmethod(canonical_map)
+    let = staticmethod(let)
 
     def __init__(self, in_closure: bool = False):
         # inside a closure's body, which Spark's higher-order functions evaluate without

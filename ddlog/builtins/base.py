@@ -53,6 +53,7 @@ class Lowering(Protocol):
     def to_string(self, c: Any, t: "Type") -> Any: ...
     def canonical_set(self, arr: Any, t: "Type") -> Any: ...  # t: the Set type
     def canonical_map(self, arr: Any, t: "Type") -> Any: ...  # entries in order (last wins)
+    def let(self, value: Any, body: Callable[[Any], Any]) -> Any: ...  # value computed once
 
 
 TypeRule = Callable[[Args, "Type | None"], "Type"]

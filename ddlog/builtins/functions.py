@@ -14,6 +14,7 @@ from ddlog.builtins.floats import FLOATS
 from ddlog.builtins.library import LIBRARY
 from ddlog.builtins.reflect import REFLECT
 from ddlog.builtins.regexes import REGEXES
+from ddlog.builtins.urls import URLS
 from ddlog.builtins.maps import MAP_ONLY, ON_MAPS, overload
 from ddlog.types import (BOOL, STRING, TInt, TOption, TSet, TVec, Type, is_numeric,
                          is_scalar, is_u64)
@@ -154,7 +155,7 @@ def _contains_spark(sx, args, types, ty):
 
 
 _FUNCTIONS: dict[str, Builtin] = {
-    **LIBRARY, **CODECS, **FLOATS, **REFLECT, **REGEXES, **{b.name: b for b in [
+    **LIBRARY, **CODECS, **FLOATS, **REFLECT, **REGEXES, **URLS, **{b.name: b for b in [
     Builtin("contains", 2, "contains(string, string) -> bool, contains(Vec<T> | Set<T>, T) -> bool",
             "substring test on strings, membership on Vec and Set",
             _contains_type, _contains_spark, lambda a, ts, t: a[1] in a[0]),

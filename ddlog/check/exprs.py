@@ -324,7 +324,10 @@ class ExprChecker:
     def _Call(self, e: ast.Call, sc: Scope, hint):
         if isinstance(sc.vars.get(e.func), TFunc) and not e.method:
             return self._closure_call(e, sc)
-        builtin = lookup(e.func, len(e.args))
+        # a module's function used unqualified (`import url`, then `b.to_string()`) is
+        # qualified by then (ddlog/syntax/modules.py): the built-in of its name is still a
+        # candidate, as DDlog overloads across modules
+        builtin = lookup(e.func, len(e.args)) or lookup(e.func.rsplit("::", 1)[-1], len(e.args))
         if e.func in self.decls.overloads and e.func not in self.decls.functions:
             chosen = self._overload(e, sc, builtin is not None)
             if chosen is not None:
@@ -334,6 +337,8 @@ class ExprChecker:
             return self._user_call(e, f, sc)
         if builtin is None:
             raise error(f"unknown function '{e.func}'", e.span)
+        if lookup(e.func, len(e.args)) is None:
+            e.func = e.func.rsplit("::", 1)[-1]  # the built-in of the module function's name
         e.ty = type_call(self, e, sc, builtin, hint)
         return e
 

@@ -430,7 +430,7 @@ Ranges(k, set_union(s, ["x"].to_set()).to_vec().map(|x| x.len() as bigint)) :- V
 
 # DDlog's libraries written here: Result and its functions, base64 (valid and invalid texts),
 # fp (Rust's meaning where Spark's differs: ln 0, signum, floor of a double, round, parse),
-# Any, regex.
+# Any, regex, url.
 LIBRARIES = """
 import base64
 import fp
@@ -476,6 +476,20 @@ Matched(k, (regex_match(regex(re), text), try_regex(re).is_ok(),
             regex_set_match(regex_set([re, "b+"]), text),
             regex_set_match(try_regex_set([re]).unwrap_or_default(), text),
             [re].any(|p| pattern_matches(text, p)))) :- X(k, _, _, re), B(k, _, text).
+// url: texts parsed as URLs (some not), their parts, resolved against one another
+import url
+output relation Urls(k: bigint, parsed: Result<string, string>,
+                     joined: Result<string, string>,
+                     parts: (string, string, Option<string>, Option<string>, Option<u16>,
+                             string, Option<string>, Option<string>, Option<string>,
+                             Option<u16>, bool, bool, bool))
+Urls(k, url_parse(s).map(|u| u.to_string()), match (url_parse(s)) {
+            Ok{u} -> u.join(text).map(|j| j.to_string()),
+            Err{e} -> Err{e}
+        }, (u.scheme(), u.username(), u.password(), u.host_str(), u.port(), u.path(),
+            u.query(), u.fragment(), u.domain(), u.port_or_known_default(),
+            u.cannot_be_a_base(), u.has_authority(), u.has_host())) :-
+    X(k, _, _, s), B(k, _, text), var u = url_parse(s).unwrap_or_default().
 """
 
 
@@ -602,7 +616,10 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
                             floats=(0.0, 0.5, 2.5, -2.5, 3.0, 7.25, 2.0 ** 60),
                             strings=("TQ==", "abc", "a!", "", "TR==", "QUJD", "hello", "0.5",
                                      "-1e3", "inf", " 1", "1d", ".5", "5.", "[", "(b", "b+|c",
-                                     "\\w+", "\\d")),
+                                     "\\w+", "\\d", "HTTPS://Ex.com:443/a/./b/../c d?q=é#f`",
+                                     "ftp://u:p@h:21/x", "ssh://[::1]:22", "data:x,y", "../z",
+                                     "mailto:a@b", "http://h:99999/", "//o.org/p?x", "#top",
+                                     "file:///tmp/a b", "http://1.2.3.4:8/")),
             initial=4)),
         "maps": (MAPS, Workload(values=ValueGen(ints=(0, 1, 2, 3), strings=("a", "b", "c"),
                                                 max_len=3),
