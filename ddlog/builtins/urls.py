@@ -1,7 +1,8 @@
 """URLs as text, what DDlog's `url` library (ddlog/builtins/lib/url.dl) is written with:
 `url_normalize(s)` parses a URL and writes it back as Rust's url crate does (WHATWG's URL
 standard), `url_resolve(base, s)` resolves s against a base URL, and `url_parts(u)` splits a
-URL so written into its scheme, username, password, host, port, path, query and fragment.
+URL so written into its scheme, username, password, host, port, path, query and fragment, and
+what the library derives from them (PARTS).
 
 The parsing: a scheme is required (`relative URL without a base` otherwise) and lower-cased;
 the special schemes (http, https, ws, wss, ftp, file) always have an authority, a host in
@@ -21,15 +22,14 @@ from __future__ import annotations
 import re
 
 from ddlog.builtins.base import Args, Builtin, result_column
-from ddlog.types import STRING, TBool, TInt, TOption, TTuple, Type, result_type
+from ddlog.types import BOOL, STRING, TInt, TOption, TTuple, Type, result_type
 
 U16 = TInt(False, 16)
 SPECIAL = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21, "file": None}
-BOOL_ = TBool()
 # scheme, username, password, host, port, path, query, fragment, domain (a host that is a
 # name), port or the scheme's known one, has an authority, cannot be a base
 PARTS = TTuple((STRING, STRING, TOption(STRING), TOption(STRING), TOption(U16), STRING,
-                TOption(STRING), TOption(STRING), TOption(STRING), TOption(U16), BOOL_, BOOL_))
+                TOption(STRING), TOption(STRING), TOption(STRING), TOption(U16), BOOL, BOOL))
 _ADDRESS = r"^(\[.*\]|[0-9]+(\.[0-9]+){3})$"
 
 _SCHEME = r"^([A-Za-z][A-Za-z0-9+.\-]*):"
@@ -236,7 +236,8 @@ def normalize_spark(sx, url):
             F.when(F.regexp_like(a, F.lit("@")), _group(F, a, _AUTHORITY, 2)).alias("userinfo"),
             F.when(v["special"], F.lower(host)).otherwise(host).alias("host"),
             port.alias("port"),
-            F.when(F.regexp_like(port, F.lit("^[0-9]{1,5}$")), port.cast("int")).alias("number"))
+            F.when(F.regexp_like(port, F.lit("^0*[0-9]{1,5}$")), port.cast("int")
+                   ).alias("number"))
 
     def written(v):
         scheme, special, has = v["scheme"], v["special"], v["has"]

@@ -327,7 +327,9 @@ class ExprChecker:
         # a module's function used unqualified (`import url`, then `b.to_string()`) is
         # qualified by then (ddlog/syntax/modules.py): the built-in of its name is still a
         # candidate, as DDlog overloads across modules
-        builtin = lookup(e.func, len(e.args)) or lookup(e.func.rsplit("::", 1)[-1], len(e.args))
+        builtin = lookup(e.func, len(e.args))
+        if builtin is None and (e.func in self.decls.functions or e.func in self.decls.overloads):
+            builtin = lookup(e.func.rsplit("::", 1)[-1], len(e.args))
         if e.func in self.decls.overloads and e.func not in self.decls.functions:
             chosen = self._overload(e, sc, builtin is not None)
             if chosen is not None:

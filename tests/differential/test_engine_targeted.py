@@ -478,18 +478,14 @@ Matched(k, (regex_match(regex(re), text), try_regex(re).is_ok(),
             [re].any(|p| pattern_matches(text, p)))) :- X(k, _, _, re), B(k, _, text).
 // url: texts parsed as URLs (some not), their parts, resolved against one another
 import url
-output relation Urls(k: bigint, parsed: Result<string, string>,
-                     joined: Result<string, string>,
+output relation Urls(k: bigint, parsed: Result<string, string>, joined: Result<string, string>,
                      parts: (string, string, Option<string>, Option<string>, Option<u16>,
-                             string, Option<string>, Option<string>, Option<string>,
-                             Option<u16>, bool, bool, bool))
-Urls(k, url_parse(s).map(|u| u.to_string()), match (url_parse(s)) {
-            Ok{u} -> u.join(text).map(|j| j.to_string()),
-            Err{e} -> Err{e}
-        }, (u.scheme(), u.username(), u.password(), u.host_str(), u.port(), u.path(),
-            u.query(), u.fragment(), u.domain(), u.port_or_known_default(),
-            u.cannot_be_a_base(), u.has_authority(), u.has_host())) :-
-    X(k, _, _, s), B(k, _, text), var u = url_parse(s).unwrap_or_default().
+                             string, Option<string>, Option<string>, bool))
+Urls(k, parsed, u.join(text), (u.scheme(), u.username(), u.password(), u.domain(),
+                               u.port_or_known_default(), u.path(), u.query(), u.fragment(),
+                               u.cannot_be_a_base())) :-
+    X(k, _, _, s), B(k, _, text), var parsed = url_parse(s),
+    var u = parsed.unwrap_or_default().
 """
 
 
