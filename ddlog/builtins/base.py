@@ -79,6 +79,15 @@ class Builtin:
         return self.arity if isinstance(self.arity, tuple) else (self.arity,)
 
 
+def fixed(*params: "Type", result: "Type") -> TypeRule:
+    """The type rule of a built-in whose parameters and result have these types."""
+    def rule(a: Args, hint) -> "Type":
+        for i, t in enumerate(params):
+            a.check(i, t)
+        return result
+    return rule
+
+
 def result_column(sx: Lowering, ok: Any, value: Any, err: Any, ty: "Type") -> Any:
     """A Column of ddlog_std's `Result` (type `ty`): `Ok{value}` where `ok` holds, else
     `Err{err}`, in the Spark form of a type of several constructors (ddlog/builtins/

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 import re
 import struct
-from typing import Any, Callable
+from typing import Callable
 
-from ddlog.builtins.base import Args, Builtin, result_column
+from ddlog.builtins.base import Builtin, fixed, result_column
 from ddlog.types import BIGINT, BOOL, DOUBLE, FLOAT, STRING, TInt, TOption, Type, result_type
 from ddlog.values import Record
 
@@ -158,15 +158,6 @@ _TESTS: dict[str, tuple[Callable, Callable[[float], bool]]] = {
 }
 
 
-def _typed(params: list[Type], result: Type) -> Callable[[Args, Any], Type]:
-    def rule(a: Args, hint) -> Type:
-        a.arity(len(params))
-        for i, p in enumerate(params):
-            a.check(i, p)
-        return result
-    return rule
-
-
 def _spark(fn: Callable, t: Type) -> Callable:
     """The Spark lowering of fn over doubles, for arguments and a result of float type t."""
     def lower(sx, args, types, ty):
@@ -227,33 +218,34 @@ def _entries() -> list[Builtin]:
             if t == FLOAT and fn in _IN_FLOAT:
                 spark, py = _IN_FLOAT[fn]
             out.append(Builtin(f"{fn}_{suffix}", 1, f"{fn}_{suffix}({name}) -> {name}",
-                               f"Rust's {fn} of a {name} (DDlog's fp)", _typed([t], t),
+                               f"Rust's {fn} of a {name} (DDlog's fp)", fixed(t, result=t),
                                _spark(spark, t), _python(py, t)))
         for fn, (spark, py) in _BINARY.items():
             out.append(Builtin(f"{fn}_{suffix}", 2, f"{fn}_{suffix}({name}, {name}) -> {name}",
-                               f"Rust's {fn} of {name}s (DDlog's fp)", _typed([t, t], t),
+                               f"Rust's {fn} of {name}s (DDlog's fp)", fixed(t, t, result=t),
                                _spark(spark, t), _python(py, t)))
         for fn, (spark, py) in _TESTS.items():
             out.append(Builtin(f"{fn}_{suffix}", 1, f"{fn}_{suffix}({name}) -> bool",
-                               f"whether a {name} is {fn[3:]} (DDlog's fp)", _typed([t], BOOL),
+                               f"whether a {name} is {fn[3:]} (DDlog's fp)",
+                               fixed(t, result=BOOL),
                                _spark(spark, t), lambda a, ts, ty, py=py: py(float(a[0]))))
         out += [
             Builtin(f"mul_add_{suffix}", 3, f"mul_add_{suffix}({name}, {name}, {name}) -> {name}",
-                    "a * b + c (DDlog's fp)", _typed([t, t, t], t),
+                    "a * b + c (DDlog's fp)", fixed(t, t, t, result=t),
                     _spark(lambda F, a, b, c: a * b + c, t), _python(lambda a, b, c: a * b + c, t)),
             Builtin(f"powi_{suffix}", 2, f"powi_{suffix}({name}, s32) -> {name}",
-                    "the power to an integer (DDlog's fp)", _typed([t, S32], t),
+                    "the power to an integer (DDlog's fp)", fixed(t, S32, result=t),
                     _spark(lambda F, x, n: F.pow(x, n), t), _python(_py(math.pow), t)),
             Builtin(f"nan_{suffix}", 0, f"nan_{suffix}() -> {name}", "NaN (DDlog's fp)",
-                    _typed([], t), lambda sx, a, ts, ty: sx.F.lit(math.nan).cast(
+                    fixed(result=t), lambda sx, a, ts, ty: sx.F.lit(math.nan).cast(
                         sx.spark_type(ty)), lambda a, ts, ty: math.nan),
             Builtin(f"parse_{suffix}", 1, f"parse_{suffix}(string) -> Result<{name}, string>",
                     "the number a text writes as Rust reads it, or Rust's error (DDlog's fp)",
-                    _typed([STRING], result_type(t, STRING)), _parse_spark(t),
+                    fixed(STRING, result=result_type(t, STRING)), _parse_spark(t),
                     lambda a, ts, ty, t=t: _parse_python(a[0], t)),
             Builtin(f"int_from_{suffix}", 1, f"int_from_{suffix}({name}) -> Option<bigint>",
                     "the whole part, None for NaN, the infinities and beyond bigint's range "
-                    "(DDlog's fp)", _typed([t], TOption(BIGINT)), _int_from_spark,
+                    "(DDlog's fp)", fixed(t, result=TOption(BIGINT)), _int_from_spark,
                     _int_from_python),
         ]
     return out

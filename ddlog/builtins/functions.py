@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from ddlog.builtins.base import Args, Builtin
+from ddlog.builtins.base import Args, Builtin, fixed
 from ddlog.builtins.codecs import CODECS
 from ddlog.builtins.floats import FLOATS
 from ddlog.builtins.library import LIBRARY
@@ -93,14 +93,6 @@ def _substr_type(a: Args, hint) -> Type:
     for i in (1, 2):
         a.want(i, isinstance(a.infer(i), TInt), "an integer position")
     return STRING
-
-
-def _fixed(*types: Type, result: Type):
-    def rule(a: Args, hint) -> Type:
-        for i, t in enumerate(types):
-            a.check(i, t)
-        return result
-    return rule
 
 
 # DDlog's parse_dec_u64 / parse_dec_i64 (Rust's `str::parse`): an optional sign (`+` only for
@@ -199,27 +191,27 @@ _FUNCTIONS: dict[str, Builtin] = {
             .otherwise(a[1]),
             lambda a, ts, t: a[0] if not compare(">", a[1], a[0]) else a[1]),
     Builtin("starts_with", 2, "starts_with(string, string) -> bool", "prefix test",
-            _fixed(STRING, STRING, result=BOOL), lambda sx, a, ts, t: a[0].startswith(a[1]),
+            fixed(STRING, STRING, result=BOOL), lambda sx, a, ts, t: a[0].startswith(a[1]),
             lambda a, ts, t: a[0].startswith(a[1])),
     Builtin("ends_with", 2, "ends_with(string, string) -> bool", "suffix test",
-            _fixed(STRING, STRING, result=BOOL), lambda sx, a, ts, t: a[0].endswith(a[1]),
+            fixed(STRING, STRING, result=BOOL), lambda sx, a, ts, t: a[0].endswith(a[1]),
             lambda a, ts, t: a[0].endswith(a[1])),
     Builtin("to_uppercase", 1, "to_uppercase(string) -> string", "ASCII upper case",
-            _fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.upper(a[0]),
+            fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.upper(a[0]),
             lambda a, ts, t: a[0].translate(UPPER)),
     Builtin("to_lowercase", 1, "to_lowercase(string) -> string", "ASCII lower case",
-            _fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.lower(a[0]),
+            fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.lower(a[0]),
             lambda a, ts, t: a[0].translate(LOWER)),
     Builtin("trim", 1, "trim(string) -> string", "without leading and trailing spaces",
-            _fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.trim(a[0]),
+            fixed(STRING, result=STRING), lambda sx, a, ts, t: sx.F.trim(a[0]),
             lambda a, ts, t: a[0].strip(" ")),
     Builtin("parse_dec_u64", 1, "parse_dec_u64(string) -> Option<u64>",
             "the decimal number the string is (digits, `+` allowed), or None",
-            _fixed(STRING, result=TOption(TInt(False, 64))), _parse_dec_spark(False),
+            fixed(STRING, result=TOption(TInt(False, 64))), _parse_dec_spark(False),
             _parse_dec_python(False)),
     Builtin("parse_dec_i64", 1, "parse_dec_i64(string) -> Option<s64>",
             "the decimal number the string is (digits, `+` or `-` allowed), or None",
-            _fixed(STRING, result=TOption(TInt(True, 64))), _parse_dec_spark(True),
+            fixed(STRING, result=TOption(TInt(True, 64))), _parse_dec_spark(True),
             _parse_dec_python(True)),
     Builtin("substr", 3, "substr(string, integer, integer) -> string",
             "characters [start, end), 0-based, clamped to the string",

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 
-from ddlog.builtins.base import Args, Builtin
-from ddlog.types import BOOL, STRING, TOption, TVec, Type
+from ddlog.builtins.base import Builtin, fixed
+from ddlog.types import BOOL, STRING, TOption, TVec
 
 _NAMED_GROUP = r"\(\?P<"  # Rust's (and Python's) named group; Java writes `(?<`
 _LETTERS = r"\\p\{?L\}?"  # Unicode's letters, which Python's `re` does not name
@@ -79,27 +79,6 @@ def _python(pattern: str) -> re.Pattern | None:
         return None
 
 
-def _valid_type(a: Args, hint) -> Type:
-    a.check(0, STRING)
-    return BOOL
-
-
-def _text_and_pattern(result: Type):
-    def rule(a: Args, hint) -> Type:
-        a.check(0, STRING)
-        a.check(1, STRING)
-        return result
-    return rule
-
-
-def _set_type(result: Type, at: int):
-    def rule(a: Args, hint) -> Type:
-        for i in range(a.count()):
-            a.check(i, TVec(STRING) if i == at else STRING)
-        return result
-    return rule
-
-
 def _matches_spark(sx, args, types, ty):
     F = sx.F
     return F.coalesce(F.regexp_like(args[0], _compiled(sx, args[1])), F.lit(False))
@@ -137,28 +116,29 @@ def _find_all_python(text: str, pattern: str) -> tuple[str, ...]:
 
 REGEXES: dict[str, Builtin] = {b.name: b for b in [
     Builtin("pattern_valid", 1, "pattern_valid(string) -> bool",
-            "whether a text is a valid regular expression", _valid_type,
+            "whether a text is a valid regular expression", fixed(STRING, result=BOOL),
             lambda sx, a, ts, t: _compiled(sx, a[0]).isNotNull(),
             lambda a, ts, t: _python(a[0]) is not None),
     Builtin("pattern_matches", 2, "pattern_matches(string, string) -> bool",
             "whether the regular expression (the second) matches somewhere in the text",
-            _text_and_pattern(BOOL), _matches_spark,
+            fixed(STRING, STRING, result=BOOL), _matches_spark,
             lambda a, ts, t: _find_python(a[0], a[1]) is not None),
     Builtin("pattern_find", 2, "pattern_find(string, string) -> Option<string>",
             "the leftmost match of the regular expression in the text",
-            _text_and_pattern(TOption(STRING)), _find_spark,
+            fixed(STRING, STRING, result=TOption(STRING)), _find_spark,
             lambda a, ts, t: _find_python(a[0], a[1])),
     Builtin("pattern_find_all", 2, "pattern_find_all(string, string) -> Vec<string>",
             "the successive matches of the regular expression in the text, none overlapping",
-            _text_and_pattern(TVec(STRING)), _find_all_spark,
+            fixed(STRING, STRING, result=TVec(STRING)), _find_all_spark,
             lambda a, ts, t: _find_all_python(a[0], a[1])),
     Builtin("patterns_valid", 1, "patterns_valid(Vec<string>) -> bool",
-            "whether each of the texts is a valid regular expression", _set_type(BOOL, 0),
+            "whether each of the texts is a valid regular expression",
+            fixed(TVec(STRING), result=BOOL),
             lambda sx, a, ts, t: _set(sx, a[0]).isNotNull() | (sx.F.size(a[0]) == 0),
             lambda a, ts, t: _set_python(a[0]) is not None),
     Builtin("patterns_match", 2, "patterns_match(string, Vec<string>) -> bool",
             "whether one of the regular expressions matches somewhere in the text (none does "
-            "when one is invalid)", _set_type(BOOL, 1),
+            "when one is invalid)", fixed(STRING, TVec(STRING), result=BOOL),
             lambda sx, a, ts, t: sx.F.coalesce(sx.F.regexp_like(a[0], _set(sx, a[1])),
                                                sx.F.lit(False)),
             lambda a, ts, t: any(p.search(a[0]) for p in _set_python(a[1]) or [])),

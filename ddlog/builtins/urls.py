@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 
-from ddlog.builtins.base import Args, Builtin, result_column
-from ddlog.types import BOOL, STRING, TInt, TOption, TTuple, Type, result_type
+from ddlog.builtins.base import Builtin, fixed, result_column
+from ddlog.types import BOOL, STRING, TInt, TOption, TTuple, result_type
 
 U16 = TInt(False, 16)
 SPECIAL = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21, "file": None}
@@ -346,14 +346,6 @@ def parts_spark(sx, url):
     return sx.let(split, parts).cast(sx.spark_type(PARTS))
 
 
-def _text_type(result: Type, count: int):
-    def rule(a: Args, hint) -> Type:
-        for i in range(count):
-            a.check(i, STRING)
-        return result
-    return rule
-
-
 def _result(sx, pair, ty):
     return sx.let(pair, lambda v: result_column(sx, v["err"].isNull(), v["text"], v["err"], ty))
 
@@ -367,12 +359,12 @@ def _result_python(pair: tuple[bool, str]):
 URLS: dict[str, Builtin] = {b.name: b for b in [
     Builtin("url_normalize", 1, "url_normalize(string) -> Result<string, string>",
             "a URL as Rust's url crate writes it once parsed, or what is wrong with it",
-            _text_type(result_type(STRING, STRING), 1),
+            fixed(STRING, result=result_type(STRING, STRING)),
             lambda sx, a, ts, t: _result(sx, normalize_spark(sx, a[0]), t),
             lambda a, ts, t: _result_python(normalize_python(a[0]))),
     Builtin("url_resolve", 2, "url_resolve(string, string) -> Result<string, string>",
             "the second URL (maybe relative) resolved against the first, written as "
-            "url_normalize writes it", _text_type(result_type(STRING, STRING), 2),
+            "url_normalize writes it", fixed(STRING, STRING, result=result_type(STRING, STRING)),
             lambda sx, a, ts, t: _result(sx, resolve_spark(sx, a[0], a[1]), t),
             lambda a, ts, t: _result_python(resolve_python(a[0], a[1]))),
     Builtin("url_parts", 1, "url_parts(string) -> (string, string, Option<string>, "
@@ -380,7 +372,7 @@ URLS: dict[str, Builtin] = {b.name: b for b in [
             "Option<string>, Option<u16>, bool, bool)",
             "a URL written by url_normalize: scheme, username, password, host, port, path, "
             "query, fragment, domain, port or the scheme's, has an authority, cannot be a base",
-            _text_type(PARTS, 1),
+            fixed(STRING, result=PARTS),
             lambda sx, a, ts, t: parts_spark(sx, a[0]),
             lambda a, ts, t: url_parts_python(a[0])),
 ]}

@@ -328,7 +328,9 @@ class ExprChecker:
         # qualified by then (ddlog/syntax/modules.py): the built-in of its name is still a
         # candidate, as DDlog overloads across modules
         builtin = lookup(e.func, len(e.args))
-        if builtin is None and (e.func in self.decls.functions or e.func in self.decls.overloads):
+        module_name = builtin is None and "::" in e.func and (
+            e.func in self.decls.functions or e.func in self.decls.overloads)
+        if module_name:
             builtin = lookup(e.func.rsplit("::", 1)[-1], len(e.args))
         if e.func in self.decls.overloads and e.func not in self.decls.functions:
             chosen = self._overload(e, sc, builtin is not None)
@@ -339,7 +341,7 @@ class ExprChecker:
             return self._user_call(e, f, sc)
         if builtin is None:
             raise error(f"unknown function '{e.func}'", e.span)
-        if lookup(e.func, len(e.args)) is None:
+        if module_name:
             e.func = e.func.rsplit("::", 1)[-1]  # the built-in of the module function's name
         e.ty = type_call(self, e, sc, builtin, hint)
         return e
