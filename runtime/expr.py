@@ -508,6 +508,15 @@ class _Compiler:
 
     def e_Match(self, e: ir.Match) -> Column:
         s = self.expr(e.arg)
+        if _cheap(e.arg) or any(_builtin(c).closure_aware
+                               for _, body in e.arms for c in body.find(ir.Call)):
+            return self._arms(e, s)
+        # each arm reads the scrutinee twice or more (its test, its variables): a computed one
+        # is bound once rather than copied into every place, which multiplies the work of
+        # Spark's analysis and optimisation by the copies
+        return let(s, lambda v: self.with_env({}, CLOSURE_LOWERING)._arms(e, v))
+
+    def _arms(self, e: ir.Match, s: Column) -> Column:
         out = None
         for pat, body in e.arms:
             cond, binds = pattern(pat, s)
@@ -531,10 +540,21 @@ class _Compiler:
     # -- calls ----------------------------------------------------------------------------
 
     def e_Call(self, e: ir.Call) -> Column:
-        builtin = GROUP_METHODS[e.name] if e.group else FUNCTIONS.get(e.name) or \
-            CLOSURE_OPS[e.name]
         args: list[Any] = [self.expr(a) for a in e.args]
-        return builtin.spark(self.lowering, args, [a.ty for a in e.args], e.ty)
+        return _builtin(e).spark(self.lowering, args, [a.ty for a in e.args], e.ty)
+
+
+_CHEAP = (ir.Col, ir.Ref, ir.Const, ir.Field, ir.Unary, ir.Binary, ir.Cast, ir.Tuple, ir.Some)
+
+
+def _cheap(e: ir.Expr) -> bool:
+    """Whether `e` is only operators over columns, variables and constants: cheaper to compute
+    again than to bind (a Spark lambda is evaluated without generated code)."""
+    return all(isinstance(n, _CHEAP) for n in e.walk())
+
+
+def _builtin(e: ir.Call):
+    return GROUP_METHODS[e.name] if e.group else FUNCTIONS.get(e.name) or CLOSURE_OPS[e.name]
 
 
 def pattern(p: ir.Pattern, s: Column) -> tuple[Column, Env]:

@@ -73,6 +73,9 @@ class Builtin:
     spark: SparkFn
     python: PythonFn
     group: bool = False  # a method of Group<K, V> (bound by group_by)
+    # its lowering reads `Lowering.in_closure`: it lowers otherwise inside a Spark lambda, so
+    # an expression holding it is not moved into one for the sake of binding a value
+    closure_aware: bool = False
 
     @property
     def arities(self) -> tuple[int, ...]:
