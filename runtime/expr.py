@@ -13,7 +13,7 @@ from typing import Any, Callable
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ddlog.builtins import CLOSURE_OPS, FUNCTIONS, GROUP_METHODS
+from ddlog.builtins import CLOSURE_OPS, FUNCTIONS, GROUP_METHODS, Builtin
 from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
 from ddlog.types import (TAny, TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple,
@@ -553,7 +553,7 @@ def _cheap(e: ir.Expr) -> bool:
     return all(isinstance(n, _CHEAP) for n in e.walk())
 
 
-def _builtin(e: ir.Call):
+def _builtin(e: ir.Call) -> Builtin:
     return GROUP_METHODS[e.name] if e.group else FUNCTIONS.get(e.name) or CLOSURE_OPS[e.name]
 
 

@@ -20,6 +20,7 @@ pass that check, and their alternation must compile.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ddlog.builtins.base import Builtin, fixed
 from ddlog.types import BOOL, STRING, TOption, TVec
@@ -114,33 +115,34 @@ def _find_all_python(text: str, pattern: str) -> tuple[str, ...]:
     return tuple(m.group(0) for m in p.finditer(text)) if p is not None else ()
 
 
-REGEXES: dict[str, Builtin] = {b.name: b for b in [
+# every one tells an invalid pattern by an expression a Spark lambda cannot hold, so lowers
+# otherwise inside one (_compiled, _set)
+REGEXES: dict[str, Builtin] = {b.name: replace(b, closure_aware=True) for b in [
     Builtin("pattern_valid", 1, "pattern_valid(string) -> bool",
             "whether a text is a valid regular expression", fixed(STRING, result=BOOL),
             lambda sx, a, ts, t: _compiled(sx, a[0]).isNotNull(),
-            lambda a, ts, t: _python(a[0]) is not None, closure_aware=True),
+            lambda a, ts, t: _python(a[0]) is not None),
     Builtin("pattern_matches", 2, "pattern_matches(string, string) -> bool",
             "whether the regular expression (the second) matches somewhere in the text",
             fixed(STRING, STRING, result=BOOL), _matches_spark,
-            lambda a, ts, t: _find_python(a[0], a[1]) is not None, closure_aware=True),
+            lambda a, ts, t: _find_python(a[0], a[1]) is not None),
     Builtin("pattern_find", 2, "pattern_find(string, string) -> Option<string>",
             "the leftmost match of the regular expression in the text",
             fixed(STRING, STRING, result=TOption(STRING)), _find_spark,
-            lambda a, ts, t: _find_python(a[0], a[1]), closure_aware=True),
+            lambda a, ts, t: _find_python(a[0], a[1])),
     Builtin("pattern_find_all", 2, "pattern_find_all(string, string) -> Vec<string>",
             "the successive matches of the regular expression in the text, none overlapping",
             fixed(STRING, STRING, result=TVec(STRING)), _find_all_spark,
-            lambda a, ts, t: _find_all_python(a[0], a[1]), closure_aware=True),
+            lambda a, ts, t: _find_all_python(a[0], a[1])),
     Builtin("patterns_valid", 1, "patterns_valid(Vec<string>) -> bool",
             "whether each of the texts is a valid regular expression",
             fixed(TVec(STRING), result=BOOL),
             lambda sx, a, ts, t: _set(sx, a[0]).isNotNull() | (sx.F.size(a[0]) == 0),
-            lambda a, ts, t: _set_python(a[0]) is not None, closure_aware=True),
+            lambda a, ts, t: _set_python(a[0]) is not None),
     Builtin("patterns_match", 2, "patterns_match(string, Vec<string>) -> bool",
             "whether one of the regular expressions matches somewhere in the text (none does "
             "when one is invalid)", fixed(STRING, TVec(STRING), result=BOOL),
             lambda sx, a, ts, t: sx.F.coalesce(sx.F.regexp_like(a[0], _set(sx, a[1])),
                                                sx.F.lit(False)),
-            lambda a, ts, t: any(p.search(a[0]) for p in _set_python(a[1]) or []),
-            closure_aware=True),
+            lambda a, ts, t: any(p.search(a[0]) for p in _set_python(a[1]) or [])),
 ]}
