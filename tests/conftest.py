@@ -21,22 +21,32 @@ if ROOT not in sys.path:
 
 _SPARK_TIERS = ("differential", "e2e")
 
-# The files that take longest, longest first (their summed test time on two workers, measured
-# on 2026-11-27: 1,184 s down to 138 s). pytest-xdist (`--dist loadfile`) hands files out in
-# collection order to whichever worker is free, so in path order the targeted tests or the
-# streams could start last and leave the other worker idle for minutes at the end (the
-# measured durations, replayed that way: 2,640 s against 2,464 s with these first).
+# The files that take longest, longest first (by their summed test time on two workers).
+# `make test` hands files out in this order to whichever worker is free (pytest-xdist's
+# `--no-loadscope-reorder`): in xdist's own order, files of most tests first, the files of one
+# or two long tests (Connect's, the cluster's, the wheel's) run last, one worker alone.
 _LONGEST_FIRST = [
     "differential/test_engine_targeted.py",
     "differential/test_engine_knobs.py",
-    "e2e/test_stream.py",
+    "differential/test_connect.py",
     "differential/test_engine_programs.py",
-    "e2e/test_state_cli.py",
-    "e2e/test_state_safety.py",
-    "e2e/test_cluster.py",
+    "e2e/test_hostile_cli.py",
+    "e2e/test_stream.py",
     "e2e/test_shell.py",
+    "differential/test_decisions.py",
+    "e2e/test_state_safety.py",
+    "differential/test_lookup.py",
+    "e2e/test_state_cli.py",
+    "e2e/test_cluster.py",
+    "e2e/test_user_session.py",
+    "e2e/test_connect.py",
+    "e2e/test_readme.py",
     "e2e/test_serve.py",
+    "differential/test_folds.py",
+    "differential/test_durable.py",
+    "e2e/test_wheel.py",
     "e2e/test_class_archive.py",
+    "e2e/test_state_crash.py",
 ]
 
 
