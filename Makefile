@@ -20,11 +20,8 @@ demo: $(STAMP)
 # Two workers (one per core here), each test file on one of them: a worker's SparkSession
 # leaves part of a core idle while it plans, and the e2e tier's commands start JVMs of their
 # own. On this 2-core machine the suite took 30.2 min this way, 40.8 min in one process.
-# --no-loadscope-reorder: the files are handed out longest first (tests/conftest.py), not in
-# pytest-xdist's own order (most tests first), which leaves the long files of one or two
-# tests (Connect's, the cluster's, the wheel's) to the end, one worker running them alone.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist loadfile --no-loadscope-reorder tests
+	$(BIN)/python -m pytest -q -n auto --dist loadfile tests
 
 # the JVM-free tier (parser, checker, planner, oracle, layout): seconds
 test-fast: $(STAMP)

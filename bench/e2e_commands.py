@@ -3,14 +3,13 @@
     python bench/e2e_commands.py                      # tests/e2e on two workers
     python bench/e2e_commands.py -n 0 tests/e2e/test_stream.py --slowest 5
 
-runs pytest over the given tests (default: tests/e2e with `-n auto --dist loadfile
---no-loadscope-reorder`, as `make test` runs them) with this module as a plugin, which wraps the
-tests' `DDlogCLI.__call__` and appends one JSON line per command (its subcommand, seconds, exit
-code and test) to a log; then prints the commands' seconds by subcommand and the slowest
-commands. A command sent to a `ddlog serve` is timed as its client waited, queueing behind
-the server's other requests included. Processes started with `popen` (servers, streams killed
-on purpose) or by a test's own `subprocess` call (test_shell's terminal, test_cluster's script)
-are not counted.
+runs pytest over the given tests (default: tests/e2e with `-n auto --dist loadfile`, as `make
+test` runs them) with this module as a plugin, which wraps the tests' `DDlogCLI.__call__` and
+appends one JSON line per command (its subcommand, seconds, exit code and test) to a log; then
+prints the commands' seconds by subcommand and the slowest commands. A command sent to a
+`ddlog serve` is timed as its client waited, queueing behind the server's other requests
+included. Processes started with `popen` (servers, streams killed on purpose) or by a test's
+own `subprocess` call (test_shell's terminal, test_cluster's script) are not counted.
 """
 from __future__ import annotations
 
@@ -69,11 +68,10 @@ def report(lines: list[dict], slowest: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
-        epilog="every other argument is pytest's (default: tests/e2e -n auto --dist loadfile "
-               "--no-loadscope-reorder)")
+        epilog="every other argument is pytest's (default: tests/e2e -n auto --dist loadfile)")
     parser.add_argument("--slowest", type=int, default=20, help="how many commands to list")
     args, given = parser.parse_known_args()  # pytest's options and paths, in their order
-    given = given or ["tests/e2e", "-n", "auto", "--dist", "loadfile", "--no-loadscope-reorder"]
+    given = given or ["tests/e2e", "-n", "auto", "--dist", "loadfile"]
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "commands.jsonl")
         env = {**os.environ, LOG: log,

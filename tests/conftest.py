@@ -22,9 +22,10 @@ if ROOT not in sys.path:
 _SPARK_TIERS = ("differential", "e2e")
 
 # The files that take longest, longest first (by their summed test time on two workers).
-# `make test` hands files out in this order to whichever worker is free (pytest-xdist's
-# `--no-loadscope-reorder`): in xdist's own order, files of most tests first, the files of one
-# or two long tests (Connect's, the cluster's, the wheel's) run last, one worker alone.
+# `--dist loadfile` hands files out in this order to whichever worker is free (pytest_configure
+# keeps pytest-xdist from reordering them): in xdist's own order, files of most tests first,
+# the files of one or two long tests (Connect's, the cluster's, the wheel's) run last, one
+# worker alone.
 _LONGEST_FIRST = [
     "differential/test_engine_targeted.py",
     "differential/test_engine_knobs.py",
@@ -53,6 +54,14 @@ _LONGEST_FIRST = [
 def _under_tests(item) -> str:
     """The item's file, relative to tests/, with `/` between its parts."""
     return os.path.relpath(str(item.path), os.path.join(ROOT, "tests")).replace(os.sep, "/")
+
+
+def pytest_configure(config):
+    # pytest-xdist sorts `--dist loadfile`'s files by their number of tests unless told not to
+    # (`--no-loadscope-reorder`); said here, every way of running the suite keeps the order
+    # above, not only the Makefile's
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config, items):
