@@ -196,18 +196,22 @@ class Trace:
         # plans (an inlined operator's deltas) are not merged here: each is read at its own
         # iteration only, and the epoch's end materialises them (see fold_batches)
         if not lazy and len(self.cur_batches) > self.config.max_cur_batches:
-            # keep plans small in long fixpoints: fold the older iterations into one batch
-            old, self.cur_batches = self.cur_batches[:-2], self.cur_batches[-2:]
+            # keep plans small in long fixpoints: fold older iterations into one batch, as
+            # `compact` folds the past, so that the large batches of a fixpoint's middle
+            # iterations are not merged again every few iterations after them
+            older = self.cur_batches[:-2]
+            j = _tiered(older)
+            kept, old = older[:j], older[j:]
+            newest = self.cur_batches[-2:]
             merged = self._merge(old, arranged=self.arrange_cur)
             _release(old)  # the caches of those arranged by reads, or by an earlier merge
-            if merged is not None:
-                if merged.values is None:
-                    # merged by Spark, it keeps the merged batches' rows when the driver held
-                    # them all (merged on the driver, it holds its summed rows already)
-                    held = [_held_rows(b) for b in old]
-                    if all(h is not None for h in held):
-                        merged.values = [r for h in held for r in h]
-                self.cur_batches.insert(0, merged)
+            if merged is not None and merged.values is None:
+                # merged by Spark, it keeps the merged batches' rows when the driver held
+                # them all (merged on the driver, it holds its summed rows already)
+                held = [_held_rows(b) for b in old]
+                if all(h is not None for h in held):
+                    merged.values = [r for h in held for r in h]
+            self.cur_batches = kept + ([merged] if merged is not None else []) + newest
 
     def record_arranged(self, i: int, df: DataFrame) -> int:
         """This epoch's double delta at iteration i, a plan whose rows come already
@@ -402,14 +406,9 @@ class Trace:
         self.cur_batches = []
 
     def compact(self, persist: Persist | None = None) -> None:
-        """Merge the longest suffix of batches that the batch before it does not outweigh
-        twice over: afterwards every batch is larger than twice the newer ones together."""
-        j = len(self.batches) - 1
-        total = self.batches[j].rows
-        while j > 0 and self.batches[j - 1].rows <= 2 * total:
-            j -= 1
-            total += self.batches[j].rows
-        j = min(j, len(self.batches) - 2)  # merge at least two
+        """Merge the batches from `_tiered` on: afterwards every batch is larger than twice
+        the newer ones together."""
+        j = _tiered(self.batches)
         merged = self._merge(self.batches[j:], persist)
         _release(self.batches[j:])
         self.batches = self.batches[:j] + ([merged] if merged is not None else [])
@@ -418,6 +417,18 @@ class Trace:
         _release(self.cur_batches + (self.rebuilt or []))
         self.cur_batches = []
         self.rebuilt = None
+
+
+def _tiered(batches: list[Batch]) -> int:
+    """Where the longest suffix of `batches` (at least two) starts that the batch before it
+    does not outweigh twice over: merging it, the spine's sizes decrease geometrically, so
+    a row is merged again a logarithmic number of times, not at every merge."""
+    j = len(batches) - 1
+    total = batches[j].rows
+    while j > 0 and batches[j - 1].rows <= 2 * total:
+        j -= 1
+        total += batches[j].rows
+    return min(j, len(batches) - 2)
 
 
 def _held_rows(b: Batch) -> list[dict] | None:
