@@ -420,15 +420,15 @@ class Trace:
 
 
 def _tiered(batches: list[Batch]) -> int:
-    """Where the longest suffix of `batches` (at least two) starts that the batch before it
-    does not outweigh twice over: merging it, the spine's sizes decrease geometrically, so
+    """Where the longest suffix of `batches` (at least two, or the one there is) starts that
+    the batch before it does not outweigh twice over: merging it, the spine's sizes decrease geometrically, so
     a row is merged again a logarithmic number of times, not at every merge."""
     j = len(batches) - 1
     total = batches[j].rows
     while j > 0 and batches[j - 1].rows <= 2 * total:
         j -= 1
         total += batches[j].rows
-    return min(j, len(batches) - 2)
+    return max(0, min(j, len(batches) - 2))
 
 
 def _held_rows(b: Batch) -> list[dict] | None:

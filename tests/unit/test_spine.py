@@ -24,16 +24,27 @@ def test_batches_that_do_not_are_merged_with_the_newer_ones():
 def test_at_least_two_batches_are_merged():
     assert _tiered(batches(1000, 100, 1)) == 1
     assert _tiered(batches(1000, 1)) == 0
+    assert _tiered(batches(7)) == 0
 
 
-def test_after_merging_the_sizes_decrease_geometrically():
-    sizes = [5, 40, 300, 2000, 9000, 20000, 15000, 8000, 3000, 900, 200, 50, 10, 2]
+def merged_rows(sizes: list[int], start, most: int = 8) -> int:
+    """The rows a trace's merges rewrite over a fixpoint whose iterations record `sizes` rows,
+    merging older iterations from `start` on as Trace.record does past `most` batches."""
     spine: list[int] = []
-    for n in sizes:  # one batch an iteration, merged as Trace.record merges them (max 4)
+    rewritten = 0
+    for n in sizes:
         spine.append(n)
-        if len(spine) > 4:
+        if len(spine) > most:
             older, newest = spine[:-2], spine[-2:]
-            j = _tiered(batches(*older))
+            j = start(older)
+            rewritten += sum(older[j:])
             spine = older[:j] + [sum(older[j:])] + newest
-    assert len(spine) <= 4 + 1
-    assert all(a > 2 * sum(spine[k + 1:-2]) for k, a in enumerate(spine[:-3]))
+    return rewritten
+
+
+def test_a_long_fixpoints_large_middle_is_not_merged_again_and_again():
+    # deltas that grow, peak and trail off over many small iterations
+    sizes = [5, 40, 300, 2000, 9000, 20000, 15000, 8000, 3000, 900, 200, 50, 10, 2] + [1] * 20
+    tiered = merged_rows(sizes, lambda older: _tiered(batches(*older)))
+    everything = merged_rows(sizes, lambda older: 0)  # all older iterations, every time
+    assert 0 < tiered * 5 < everything
