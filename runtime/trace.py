@@ -421,8 +421,9 @@ class Trace:
 
 def _tiered(batches: list[Batch]) -> int:
     """Where the longest suffix of `batches` (at least two, or the one there is) starts that
-    the batch before it does not outweigh twice over: merging it, the spine's sizes decrease geometrically, so
-    a row is merged again a logarithmic number of times, not at every merge."""
+    the batch before it does not outweigh twice over: merging it, the spine's sizes decrease
+    geometrically, so a row is merged again a logarithmic number of times, not at every
+    merge."""
     j = len(batches) - 1
     total = batches[j].rows
     while j > 0 and batches[j - 1].rows <= 2 * total:
