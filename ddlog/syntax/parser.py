@@ -685,7 +685,7 @@ class Builder:
             return ast.Lit(self._integer(text[2:].replace("_", ""), 16, text, span), "int",
                            span)
         if tok.type == "DEC_INT":
-            return ast.Lit(self._integer(text, 10, text, span), "int", span)
+            return ast.Lit(self._integer(text.replace("_", ""), 10, text, span), "int", span)
         return self._width_literal(text, span)
 
     def _integer(self, digits: str, radix: int, text: str, span: Span) -> int:
