@@ -328,6 +328,12 @@ def is_u64(t: Type) -> bool:
     return isinstance(t, TInt) and not t.signed and t.width == 64
 
 
+def is_wide(t: Type) -> bool:
+    """Whether `t` is bit<N> or signed<N> wider than 64 bits (u128, s128): a Long does not hold
+    them, and Spark has no integer that does; they are stored as two Longs (runtime/wide.py)."""
+    return isinstance(t, TInt) and t.width is not None and t.width > 64
+
+
 def contains_u64(t: Type) -> bool:
     """Whether a value of `t` holds a 64-bit unsigned integer somewhere (its order on Spark
     then differs from the Spark type's natural order)."""

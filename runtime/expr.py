@@ -17,9 +17,12 @@ from ddlog.builtins import CLOSURE_OPS, FUNCTIONS, GROUP_METHODS, Builtin
 from ddlog.limits import recursion_room
 from ddlog.plan import exprs as ir
 from ddlog.types import (TAny, TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple,
-                         TVec, Type, contains_u64, is_u64)
+                         TVec, Type, contains_u64, is_u64, is_wide)
+from ddlog.runtime import wide
 from ddlog.runtime.backend import col
 from ddlog.runtime.schema import spark_type, to_spark
+from ddlog.runtime.wide import bind as let
+from ddlog.runtime.wide import long_bits, u64_from_decimal, unsigned_value
 
 Env = dict[str, Column]
 
@@ -28,16 +31,10 @@ def wrap(c: Column, t: Type) -> Column:
     """Reduce an integer column to the range of `t`."""
     if not isinstance(t, TInt) or t.width is None:
         return c
-    if t.width == 64:
-        return c  # a Long holds every value of bit<64> and signed<64> as its 64 bits
-    if t.width > 64:
-        if t.signed:
-            return c
-        # A bit<128> is stored in a signed Long: below 0 it has wrapped past what the Long
-        # holds, an error as bigint overflow is.
-        return F.when(c < 0, F.raise_error(F.lit(
-            f"integer overflow: the result does not fit in {t} as stored (64-bit signed, so 0 "
-            f"to 2^63 - 1)"))).otherwise(c)
+    if t.width >= 64:
+        # a Long holds every value of bit<64> and signed<64> as its 64 bits; wider values
+        # are wrapped as they are made (runtime/wide.py)
+        return c
     m = 1 << t.width
     if t.signed:
         h = m >> 1
@@ -45,35 +42,8 @@ def wrap(c: Column, t: Type) -> Column:
     return F.pmod(c, F.lit(m))
 
 
-# -- 64-bit integers -------------------------------------------------------------------------
-# bit<64> (u64, usize) has no Spark type: its values are stored as their 64 bits in a Long,
-# from 2^63 up as negative Longs (ddlog.types.is_u64). Equality, hashing, +, -, * and the
-# bitwise operators are the same on the bits; ordering, division, `>>`, widening and text are
-# not, and go through the functions below. A 20-digit decimal holds every unsigned value.
-
 _DEC = "decimal(20,0)"
 _LONG_MIN = -(1 << 63)
-
-
-def _two64() -> Column:
-    return F.lit(str(1 << 64)).cast("decimal(21,0)")
-
-
-def unsigned_value(c: Column) -> Column:
-    """The unsigned value of a bit<64> stored as a Long, as a decimal."""
-    return F.when(c >= 0, c.cast(_DEC)).otherwise((c.cast(_DEC) + _two64()).cast(_DEC))
-
-
-def u64_from_decimal(d: Column) -> Column:
-    """The bit<64> an integral decimal is (its bits in a Long), null outside 0 to 2^64 - 1."""
-    return F.when((d >= 0) & (d < _two64()), long_bits(d))
-
-
-def long_bits(d: Column) -> Column:
-    """The Long holding the low 64 bits of an integral decimal (its value modulo 2^64, in
-    two's complement)."""
-    m = F.pmod(d, _two64())
-    return F.when(m >= F.lit(str(1 << 63)).cast(_DEC), m - _two64()).otherwise(m).cast("long")
 
 
 def order_key(c: Column, t: Type) -> Column:
@@ -115,8 +85,11 @@ def arith(op: str, a: Column, b: Column, t: Type) -> Column:
     (a sum from 63 bits, a product from 32), ANSI arithmetic would fail: there the Long
     operation is tried and, when it overflows, the result is taken from decimals (same bits
     modulo 2^64, then the type's width)."""
+    if is_wide(t):
+        f = {"+": wide.add, "-": wide.subtract, "*": wide.multiply}[op]
+        return wide.join(f(wide.words(a, t), wide.words(b, t)), t)
     plain = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}[op]
-    if not isinstance(t, TInt) or t.width is None or t.width > 64:
+    if not isinstance(t, TInt) or t.width is None:
         return wrap(plain(), t)
     if t.width <= (31 if op == "*" else 62):
         return wrap(plain(), t)
@@ -127,6 +100,8 @@ def arith(op: str, a: Column, b: Column, t: Type) -> Column:
 
 
 def lit(value: object, t: Type | None) -> Column:
+    if is_wide(t) and value is not None:
+        return wide.literal(value, t)
     if isinstance(t, TInt) and value is not None:
         value = to_spark(value, t)  # a bit<64> from 2^63 up: its bits in a Long
     if value is None:
@@ -174,9 +149,29 @@ def to_string(c: Column, t: Type) -> Column:
         return F.when(c, F.lit("true")).otherwise(F.lit("false"))
     if is_u64(t):
         return F.when(c >= 0, c.cast("string")).otherwise(unsigned_value(c).cast("string"))
+    if is_wide(t):
+        return wide.text(wide.words(c, t), t.signed)
     if isinstance(t, TFloat):
         return float_text(c, t.bits)
     return c.cast("string")
+
+
+def hex_digits(c: Column, t: TInt) -> Column:
+    """Lower-case hexadecimal digits of an integer, a negative one as its two's complement in
+    its width (a bigint's: 64 bits), as Rust's `{:x}`."""
+    if is_wide(t):
+        return wide.hex_digits(wide.words(c, t), t)
+    return F.lower(F.hex(wrap(c, TInt(False, t.width)) if t.width and t.width < 64 else c))
+
+
+def absolute(c: Column, t: Type) -> Column:
+    """`abs`: wraps as Rust's does (the smallest signed value stays itself)."""
+    if is_u64(t) or (is_wide(t) and not t.signed):
+        return c
+    if is_wide(t):
+        w = wide.words(c, t)
+        return F.when(w[0] < 0, wide.join(wide.negate(w), t)).otherwise(c)
+    return wrap(F.abs(c), t)
 
 
 def float_divide(op: str, a: Column, b: Column, t: TFloat) -> Column:
@@ -229,14 +224,10 @@ def float_text(c: Column, bits: int = 64) -> Column:
             .otherwise(F.concat(sign, text)))
 
 
-def let(value: Column, body: Callable[[Column], Column]) -> Column:
-    """`body(value)` with `value` computed once however often `body` reads it (a lambda's
-    parameter: Spark's expressions have no other binding)."""
-    return F.get(F.transform(F.array(value), body), 0)
-
-
 def cast(c: Column, src: Type, dst: Type) -> Column:
     """`x as T` (integers wrap into the target's width)."""
+    if is_wide(src) or is_wide(dst):
+        return _cast_wide(c, src, dst)
     if is_u64(src) and isinstance(dst, TString):
         return to_string(c, src)
     if is_u64(src) and isinstance(dst, TFloat):
@@ -250,9 +241,27 @@ def cast(c: Column, src: Type, dst: Type) -> Column:
     return wrap(c.cast(spark_type(dst)), dst)
 
 
+def _cast_wide(c: Column, src: Type, dst: Type) -> Column:
+    """A cast from or to an integer wider than 64 bits."""
+    if not is_wide(src):  # an integer of up to 64 bits, widened
+        return wide.join(wide.from_long(c, src.signed and not is_u64(src)), dst)
+    w = wide.words(c, src)
+    if is_wide(dst):
+        return wide.join(w, dst)
+    if isinstance(dst, TString):
+        return to_string(c, src)
+    if isinstance(dst, TFloat):
+        return wide.to_double(w, src.signed).cast(spark_type(dst))
+    if dst.width is None:
+        return wide.to_long(w, src.signed, src)
+    return wrap(w[1], dst)  # the low 64 bits, wrapped into a narrower width
+
+
 def divide(op: str, a: Column, b: Column, t: Type) -> Column:
     """Integer `/` (truncating toward zero, as Rust) and `%` (the sign of the dividend); ANSI
     mode fails on a zero divisor. A bit<64> from 2^63 up divides as its unsigned value."""
+    if is_wide(t):
+        return wide.divide(op, wide.words(a, t), wide.words(b, t), t)
     if op == "/":
         plain = F.call_function("div", a, b)
     else:
@@ -310,6 +319,9 @@ class SparkLowering:
     order_key = staticmethod(order_key)
     compare = staticmethod(compare)
     to_string = staticmethod(to_string)
+    hex = staticmethod(hex_digits)
+    int_from_words = staticmethod(lambda hi, lo, t: wide.join((hi, lo), t))
+    abs = staticmethod(absolute)
     canonical_set = staticmethod(canonical_set)
     canonical_map = staticmethod(canonical_map)
     let = staticmethod(let)
@@ -330,6 +342,8 @@ def shift(op: str, a: Column, n: Column, t: TInt) -> Column:
     width or more (up to that power) gives 0, or the sign on a signed `>>`; bigint shifts are
     exact, and a result that leaves the 64 bits a bigint is stored in is an error, as `+` and
     `*` overflow are."""
+    if is_wide(t):
+        return wide.join(wide.shift(op, wide.words(a, t), n, t), t)
     shl = lambda x, k: F.call_function("shiftleft", x, k.cast("int"))  # noqa: E731
     shr = lambda x, k: F.call_function("shiftright", x, k.cast("int"))  # noqa: E731
     width = t.width
@@ -386,25 +400,46 @@ class _Compiler:
         return lit(e.value, e.ty)
 
     def e_Interp(self, e: ir.Interp) -> Column:
-        parts = [F.lit(p) if isinstance(p, str) else to_string(self.expr(p), p.ty)
-                 for p in e.parts]
+        parts = [F.lit(p) if isinstance(p, str) else
+                 self.once([p], lambda x, t=p.ty: to_string(x, t)) for p in e.parts]
         return F.concat(*parts) if parts else F.lit("")
+
+    def once(self, args: list[ir.Expr], body: Callable[..., Column]) -> Column:
+        """`body` of the arguments' Columns. An integer wider than 64 bits that is computed is
+        bound once first: its operators read each operand's words several times, so that
+        nested ones would otherwise repeat their operands' whole expressions."""
+        def bind(k: int, done: list[Column]) -> Column:
+            if k == len(args):
+                return body(*done)
+            x = self.expr(args[k])
+            if not is_wide(args[k].ty) or isinstance(args[k], (ir.Col, ir.Ref, ir.Const)):
+                return bind(k + 1, done + [x])
+            return let(x, lambda v: bind(k + 1, done + [v]))
+        return bind(0, [])
 
     # -- operators ------------------------------------------------------------------------
 
     def e_Unary(self, e: ir.Unary) -> Column:
-        x = self.expr(e.arg)
+        return self.once([e.arg], lambda x: self._unary(e, x))
+
+    def _unary(self, e: ir.Unary, x: Column) -> Column:
         if e.op == "not":
             return ~x
         if e.op == "-":
+            if is_wide(e.ty):
+                return wide.join(wide.negate(wide.words(x, e.ty)), e.ty)
             return arith("-", F.lit(0).cast("long"), x, e.ty) if isinstance(e.ty, TInt) \
                 else -x
         if e.op == "~":
+            if is_wide(e.ty):
+                return wide.join(wide.invert(wide.words(x, e.ty)), e.ty)
             return wrap(F.bitwise_not(x), e.ty)
         raise ValueError(e.op)
 
     def e_Binary(self, e: ir.Binary) -> Column:
-        a, b = self.expr(e.left), self.expr(e.right)
+        return self.once([e.left, e.right], lambda a, b: self._binary(e, a, b))
+
+    def _binary(self, e: ir.Binary, a: Column, b: Column) -> Column:
         op, t = e.op, e.ty
         if op == "and":
             return a & b
@@ -417,6 +452,11 @@ class _Compiler:
         if op in ("<", "<=", ">", ">="):
             return compare(a, b, op, e.left.ty)
         if op == "++":
+            if is_wide(t):
+                shifted = wide.shift("<<", wide.words(cast(a, e.left.ty, t), t),
+                                     F.lit(e.right.ty.width), t)
+                return wide.join(wide.bitwise("|", shifted,
+                                              wide.words(cast(b, e.right.ty, t), t)), t)
             if isinstance(t, TInt):  # bit<N> ++ bit<M>: a's bits above b's
                 return wrap(F.shiftleft(a, e.right.ty.width).bitwiseOR(b), t)
             return F.concat(a, b)
@@ -426,6 +466,8 @@ class _Compiler:
             if isinstance(t, TFloat):
                 return float_divide(op, a, b, t)
             return divide(op, a, b, t)
+        if op in ("&", "|", "^") and is_wide(t):
+            return wide.join(wide.bitwise(op, wide.words(a, t), wide.words(b, t)), t)
         if op == "&":
             return a.bitwiseAND(b)
         if op == "|":
@@ -440,7 +482,7 @@ class _Compiler:
         return F.when(self.expr(e.cond), self.expr(e.then)).otherwise(self.expr(e.other))
 
     def e_Cast(self, e: ir.Cast) -> Column:
-        return cast(self.expr(e.arg), e.arg.ty, e.ty)
+        return self.once([e.arg], lambda x: cast(x, e.arg.ty, e.ty))
 
     # -- data -----------------------------------------------------------------------------
 
@@ -540,6 +582,9 @@ class _Compiler:
     # -- calls ----------------------------------------------------------------------------
 
     def e_Call(self, e: ir.Call) -> Column:
+        if any(is_wide(a.ty) for a in e.args):
+            return self.once(list(e.args), lambda *args: _builtin(e).spark(
+                self.lowering, list(args), [a.ty for a in e.args], e.ty))
         args: list[Any] = [self.expr(a) for a in e.args]
         return _builtin(e).spark(self.lowering, args, [a.ty for a in e.args], e.ty)
 

@@ -1,9 +1,10 @@
 """DDlog types <-> Spark types, and DDlog values (ddlog/values) <-> Spark row values: each
 mapping is one class (ddlog.types.TypeMapping), with one method per kind of type.
 
-bool→Boolean, string→String, every integer→Long (bigint overflow is an error under ANSI mode;
-bit<N>/signed<N> wrap explicitly; a bit<64> holds its 64 bits, so values from 2^63 up are
-negative Longs), float/double→Float/Double, tuples→Struct(_0, _1, ..),
+bool→Boolean, string→String, integers up to 64 bits→Long (bigint overflow is an error under
+ANSI mode; bit<N>/signed<N> wrap explicitly; a bit<64> holds its 64 bits, so values from 2^63
+up are negative Longs), wider bit<N>/signed<N>→Struct(hi: Long, lo: Long) (runtime/wide.py),
+float/double→Float/Double, tuples→Struct(_0, _1, ..),
 Vec/Set→Array (a Set's array is sorted and without duplicates), Option<T>→T nullable (None is
 null), a struct type→Struct of its fields, an enum→Struct(_tag, one nested struct per
 constructor that has fields), Group<K,V>→Struct(key, items: Array<V>).
@@ -18,8 +19,9 @@ from typing import Any
 
 from pyspark.sql import types as T
 
-from ddlog.types import TInt, TOption, TypeMapping, TStruct, Type, is_u64
+from ddlog.types import TInt, TOption, TypeMapping, TStruct, Type, is_u64, is_wide
 from ddlog.values import AnyValue, Closure, Group, Record, canonical_map, canonical_set
+from ddlog.runtime import wide
 
 WEIGHT = "_w"
 ITER = "_i"
@@ -46,6 +48,9 @@ class SparkTypes(TypeMapping):
         return T.StringType()
 
     def on_int(self, t):
+        if is_wide(t):
+            return T.StructType([T.StructField("hi", T.LongType(), True),
+                                 T.StructField("lo", T.LongType(), True)])
         return T.LongType()
 
     def on_float(self, t):
@@ -109,6 +114,8 @@ class ToSpark(TypeMapping):
     on_string = on_bool
 
     def on_int(self, t, v):
+        if is_wide(t):
+            return wide.stored(v, t)
         # a bit<64> from 2^63 up is stored as its bits, a negative Long (ddlog.types.is_u64)
         return v - (1 << 64) if is_u64(t) and v >= 1 << 63 else v
 
@@ -161,6 +168,10 @@ class _SparkJson(ToSpark):
     def on_func(self, t, v):
         return {"id": v.id, "text": v.text, "env": v.env, "args": v.args}
 
+    def on_int(self, t, v):
+        out = super().on_int(t, v)
+        return dict(zip(("hi", "lo"), out)) if is_wide(t) else out
+
     def on_tuple(self, t, v):
         return {f"_{k}": self(it, x) for k, (x, it) in enumerate(zip(v, t.items))}
 
@@ -199,6 +210,8 @@ class FromSpark(TypeMapping):
     on_string = on_bool
 
     def on_int(self, t, v):
+        if is_wide(t):
+            return wide.value_of(v["hi"], v["lo"], t)
         return v + (1 << 64) if is_u64(t) and v < 0 else v
 
     def on_func(self, t, v):
@@ -286,6 +299,13 @@ class InvalidValue(TypeMapping):
     on_string = on_float = on_func = on_any = on_bool
 
     def on_int(self, t: TInt, x, nullable):
+        if is_wide(t) and t.width < 128:
+            # the upper word holds width - 64 bits (of a signed type, the rest repeat its sign)
+            bits = t.width - 64
+            first, past = ((-(1 << (bits - 1)), 1 << (bits - 1)) if t.signed
+                           else (-(1 << 63), -(1 << 63) + (1 << bits)))
+            hi = x.getField("hi")
+            return self._whole(x, nullable, [x.isNotNull() & ((hi < first) | (hi >= past))])
         if t.width is None or t.width >= 64:
             return self._whole(x, nullable, [])
         lo, hi = (-(1 << (t.width - 1)), (1 << (t.width - 1)) - 1) if t.signed \

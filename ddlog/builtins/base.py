@@ -51,6 +51,10 @@ class Lowering(Protocol):
     def order_key(self, c: Any, t: "Type") -> Any: ...  # Spark's order of it is DDlog's
     def sort(self, arr: Any, elem: "Type") -> Any: ...  # in DDlog's order of the elements
     def to_string(self, c: Any, t: "Type") -> Any: ...
+    def hex(self, c: Any, t: "Type") -> Any: ...  # an integer's digits, as Rust's `{:x}`
+    def abs(self, c: Any, t: "Type") -> Any: ...  # a number's absolute value (wraps)
+    # the integer wider than 64 bits whose upper and lower 64 bits the Longs hold
+    def int_from_words(self, hi: Any, lo: Any, t: "Type") -> Any: ...
     def canonical_set(self, arr: Any, t: "Type") -> Any: ...  # t: the Set type
     def canonical_map(self, arr: Any, t: "Type") -> Any: ...  # entries in order (last wins)
     def let(self, value: Any, body: Callable[[Any], Any]) -> Any: ...  # value computed once

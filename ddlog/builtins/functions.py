@@ -15,9 +15,11 @@ from ddlog.builtins.library import LIBRARY
 from ddlog.builtins.reflect import REFLECT
 from ddlog.builtins.regexes import REGEXES
 from ddlog.builtins.urls import URLS
+from ddlog.builtins.nets import NETS
+from ddlog.builtins.uuids import UUIDS
 from ddlog.builtins.maps import MAP_ONLY, ON_MAPS, overload
 from ddlog.types import (BOOL, STRING, TInt, TOption, TSet, TVec, Type, is_numeric,
-                         is_scalar, is_u64)
+                         is_scalar)
 from ddlog.values.ops import LOWER, UPPER, compare, fix_number, render
 
 
@@ -147,7 +149,8 @@ def _contains_spark(sx, args, types, ty):
 
 
 _FUNCTIONS: dict[str, Builtin] = {
-    **LIBRARY, **CODECS, **FLOATS, **REFLECT, **REGEXES, **URLS, **{b.name: b for b in [
+    **LIBRARY, **CODECS, **FLOATS, **REFLECT, **REGEXES, **URLS, **UUIDS, **NETS,
+    **{b.name: b for b in [
     Builtin("contains", 2, "contains(string, string) -> bool, contains(Vec<T> | Set<T>, T) -> bool",
             "substring test on strings, membership on Vec and Set",
             _contains_type, _contains_spark, lambda a, ts, t: a[1] in a[0]),
@@ -162,9 +165,7 @@ _FUNCTIONS: dict[str, Builtin] = {
             _unwrap_or_type, lambda sx, a, ts, t: sx.F.coalesce(a[0], a[1]),
             lambda a, ts, t: a[1] if a[0] is None else a[0]),
     Builtin("hex", 1, "hex(integer) -> string", "lower-case hexadecimal digits, no prefix",
-            _hex_type, lambda sx, a, ts, t: sx.F.lower(sx.F.hex(
-                sx.wrap(a[0], TInt(False, ts[0].width)) if ts[0].width and ts[0].width < 64
-                else a[0])), _hex_python),
+            _hex_type, lambda sx, a, ts, t: sx.hex(a[0], ts[0]), _hex_python),
     Builtin("to_string", 1, "to_string(bool | integer | float | string) -> string",
             "the text `\"${x}\"` gives",
             _to_string_type, lambda sx, a, ts, t: sx.to_string(a[0], ts[0]),
@@ -178,7 +179,7 @@ _FUNCTIONS: dict[str, Builtin] = {
           ("ival", "ival(Intern<A>) -> A", "the value of an interned one")]],
     Builtin("abs", 1, "abs(N) -> N, N an integer or float type", "absolute value (wraps)",
             _abs_type,
-            lambda sx, a, ts, t: a[0] if is_u64(t) else sx.wrap(sx.F.abs(a[0]), t),
+            lambda sx, a, ts, t: sx.abs(a[0], t),
             lambda a, ts, t: fix_number(abs(a[0]), t)),
     Builtin("min", 2, "min(T, T) -> T, T a scalar type", "the smaller of two values",
             _min_max_type,

@@ -11,10 +11,13 @@ from ddlog.builtins import Builtin
 from ddlog.check.scope import Scope, error, flexible, mismatch
 from ddlog.errors import TypeCheckError
 from ddlog.syntax import ast
-from ddlog.types import TFunc, TGroup, Type
+from ddlog.types import TFunc, TGroup, Type, is_wide
 
 if TYPE_CHECKING:
     from ddlog.check.exprs import ExprChecker
+
+# the built-ins taking integers whose lowerings know those wider than 64 bits (runtime/wide.py)
+WIDE_INTEGERS = frozenset({"hex", "abs", "to_string"})
 
 
 class CallArgs:
@@ -22,6 +25,7 @@ class CallArgs:
 
     def __init__(self, ck: "ExprChecker", call: ast.Call, sc: Scope, builtin: Builtin):
         self.ck, self.call, self.sc, self.sig = ck, call, sc, builtin.signature
+        self.name = builtin.name
         self.spans = [a.span for a in call.args]  # original spans, before any inlining
 
     def count(self) -> int:
@@ -60,10 +64,18 @@ class CallArgs:
         return t
 
     def want(self, i: int, ok: bool, desc: str) -> None:
+        t = self.call.args[i].ty
         if not ok:
-            t = self.call.args[i].ty
             raise error(f"function '{self.call.func}' expects {desc} as {self.argname(i)}, "
                         f"found {t}: {self.sig}", self.spans[i])
+        self._narrow(t, desc, self.spans[i])
+
+    def _narrow(self, t: Type, desc: str, span) -> None:
+        """Built-ins that compute with integers take them up to 64 bits wide, except those
+        whose lowering knows the two-word form of wider ones (WIDE_INTEGERS)."""
+        if "integer" in desc and is_wide(t) and self.name not in WIDE_INTEGERS:
+            raise error(f"function '{self.call.func}' takes integers of up to 64 bits here, "
+                        f"found {t}: {self.sig}", span)
 
     def flexible(self, i: int) -> bool:
         return flexible(self.call.args[i], self.sc.flex)
@@ -73,6 +85,7 @@ class CallArgs:
             if not ok(t):
                 raise error(f"function '{self.call.func}' expects {desc}, found {t}: "
                             f"{self.sig}", span)
+            self._narrow(t, desc, span)
         what = f"arguments of '{self.call.func}'"
         self.call.args[:] = self.ck.infer_same([(a, self.sc) for a in self.call.args], hint,
                                                validate, what)

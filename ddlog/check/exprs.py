@@ -19,6 +19,7 @@ from ddlog.syntax.blocks import PendingBlock, Return, assignment_span, written_v
 from ddlog.builtins import lookup
 from ddlog.check.calls import type_call
 from ddlog.errors import Span, TypeCheckError
+from ddlog.limits import MAX_INT_BITS
 from ddlog.check.closures import Closures
 from ddlog.check.inline import Inliner
 from ddlog.check.patterns import (check_exhaustive, check_pattern, lookup_ctor, normalize_fields,
@@ -26,9 +27,9 @@ from ddlog.check.patterns import (check_exhaustive, check_pattern, lookup_ctor, 
 from ddlog.check.resolve import Decls
 from ddlog.check.scope import (ARITH_OPS, BIT_OPS, BOOL_OPS, CMP_OPS, SHIFT_OPS, Retype, Scope,
                                can_take, error, flexible, mismatch, replace_int, type_literal)
-from ddlog.types import (BIGINT, BOOL, STRING, TFunc, TGroup, TInt, TMap, TOption, TSet, TStruct,
-                         TTuple, TVar, TVec, Type, has_vars, is_numeric, is_scalar, substitute,
-                         unify)
+from ddlog.types import (BIGINT, BOOL, STRING, TFloat, TFunc, TGroup, TInt, TMap, TOption, TSet,
+                         TStruct, TTuple, TVar, TVec, Type, has_vars, is_numeric, is_scalar,
+                         is_wide, substitute, unify)
 
 Validate = Callable[[Type, Span], None]
 
@@ -296,9 +297,9 @@ class ExprChecker:
             if not isinstance(e.right.ty, TInt):
                 raise mismatch(e.left.ty, e.right.ty, rspan, what)
             width = e.left.ty.width + e.right.ty.width
-            if width > 64:
+            if width > MAX_INT_BITS:
                 raise error(f"`++` of {e.left.ty} and {e.right.ty} makes a bit<{width}>, wider "
-                            "than the 64 bits integers have on Spark", e.span)
+                            f"than the widest integer, bit<{MAX_INT_BITS}>", e.span)
             e.ty = TInt(False, width)
             return e
         else:
@@ -316,6 +317,9 @@ class ExprChecker:
         if src != target and not (is_numeric(src) and is_numeric(target)):
             raise error(f"cannot cast {src} to {target}: casts are only between numeric types",
                         e.span)
+        if is_wide(target) and isinstance(src, TFloat):
+            raise error(f"cannot cast {src} to {target}: a float converts to integers of up to "
+                        f"64 bits here (cast it to s64 first)", e.span)
         e.ty = target
         return e
 

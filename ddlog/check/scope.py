@@ -11,7 +11,7 @@ from typing import AbstractSet, Callable
 from ddlog.syntax import ast
 from ddlog.errors import Span, TypeCheckError
 from ddlog.types import (BIGINT, BOOL, DOUBLE, STRING, TFloat, TInt, TMap, TOption, TSet, TTuple,
-                         TVec, Type, is_u64)
+                         TVec, Type)
 
 # Operator classes of ast.BinOp.
 ARITH_OPS = frozenset({"+", "-", "*", "/", "%"})
@@ -89,11 +89,6 @@ def check_int_range(value: int, t: TInt, span: Span) -> None:
     if not lo <= value <= hi:
         where = f"{t} (64-bit)" if t.width is None else str(t)
         raise error(f"literal {value} out of range for {where}", span)
-    if not -(1 << 63) <= value < 1 << 63 and not is_u64(t):
-        # an integer wider than 64 bits is a signed Long on Spark (see runtime/schema.py);
-        # a bit<64> is stored as its bits
-        raise error(f"literal {value} does not fit in {t} as stored (a signed 64-bit "
-                    f"integer: {t} values go up to 2^63 - 1)", span)
 
 
 def type_literal(lit: ast.Lit, hint: Type | None, span: Span | None = None) -> Type:

@@ -50,15 +50,19 @@ def resolve_imports(prog: ast.Program, parse: Parse, read: Read,
     """The program with its user modules' declarations added (qualified), `import`
     declarations dropped and standard-library qualifiers removed. `roots`: the library
     directories given besides the main program's."""
-    loaded: dict[str, ast.Program] = {}  # module path -> its program, qualified
+    read_in: dict[str, tuple[ast.Program, dict[str, str]]] = {}  # path -> module, aliases
     order: list[str] = []
     sources: dict[str, str] = {}
     prog = extern_bodies(prog, parse, read, sources)
     search = (os.path.dirname(prog.file), *roots)
-    aliases = _imports(prog, parse, read, loaded, order, sources, [], search)
+    aliases = _imports(prog, parse, read, read_in, order, sources, [], search)
+    # every module read first, so that two modules importing each other see each other's names
+    names = {path: _declared(module, path + "::") for path, (module, _) in read_in.items()}
+    loaded = {path: _qualify(module, path + "::", inner, _visible(module, names))
+              for path, (module, inner) in read_in.items()}
     if aliases or _renames(prog) or any("::" in text for text in [prog.source,
                                                                    *sources.values()]):
-        main = _qualify(prog, "", aliases, _visible(prog, loaded))
+        main = _qualify(prog, "", aliases, _visible(prog, names))
     else:  # no name to expand or qualify: spare a large program the walk over every rule
         main = dataclasses.replace(prog, decls=[d for d in prog.decls
                                                 if not isinstance(d, ast.Import)])
@@ -66,12 +70,14 @@ def resolve_imports(prog: ast.Program, parse: Parse, read: Read,
     return ast.Program(decls, prog.file, prog.source, sources)
 
 
-def _imports(prog: ast.Program, parse: Parse, read: Read, loaded: dict[str, ast.Program],
-             order: list[str], sources: dict[str, str], active: list[str],
+def _imports(prog: ast.Program, parse: Parse, read: Read,
+             read_in: dict[str, tuple[ast.Program, dict[str, str]]], order: list[str],
+             sources: dict[str, str], active: list[str],
              search: tuple[str, ...]) -> dict[str, str]:
-    """Load what `prog` imports (depth first, each module once), each from the first of the
-    `search` directories (then `prog`'s own) that holds it; returns the aliases it may use:
-    alias -> module path."""
+    """Read what `prog` imports (depth first, each module once, a module importing one that
+    is being read, as DDlog's may, reads nothing more), each from the first of the `search`
+    directories (then `prog`'s own) that holds it; returns the aliases it may use: alias ->
+    module path."""
     aliases: dict[str, str] = {}
     for imp in (d for d in prog.decls if isinstance(d, ast.Import)):
         path = imp.module
@@ -80,18 +86,14 @@ def _imports(prog: ast.Program, parse: Parse, read: Read, loaded: dict[str, ast.
                 aliases[imp.alias] = path
             continue
         aliases[imp.alias or path] = path
-        if path in loaded:
+        if path in read_in or path in active:
             continue
-        if path in active:
-            cycle = " -> ".join(active[active.index(path):] + [path])
-            raise ParseError(f"modules import each other in a cycle ({cycle})", imp.span,
-                             prog.source)
         file, text = _module_file(path, (*search, os.path.dirname(prog.file)), read, imp,
                                   prog.source)
         sources[file] = text
         module = extern_bodies(parse(text, file), parse, read, sources)
-        inner = _imports(module, parse, read, loaded, order, sources, active + [path], search)
-        loaded[path] = _qualify(module, path + "::", inner, _visible(module, loaded))
+        inner = _imports(module, parse, read, read_in, order, sources, active + [path], search)
+        read_in[path] = (module, inner)
         order.append(path)
     return aliases
 
@@ -143,23 +145,29 @@ def extern_bodies(prog: ast.Program, parse: Parse, read: Read,
     return dataclasses.replace(prog, decls=decls)
 
 
-def _visible(prog: ast.Program, loaded: dict[str, ast.Program]) -> dict[str, str]:
+def _declared(module: ast.Program, prefix: str) -> list[str]:
+    """The names a module declares (relations, types, constructors, functions), qualified."""
+    out = []
+    for d in module.decls:
+        if isinstance(d, (ast.RelationDecl, ast.TypeDef, ast.FunctionDecl)):
+            out.append(d.name)
+        if isinstance(d, ast.TypeDef) and d.ctors:
+            out += [c.name for c in d.ctors]
+    return [prefix + n for n in out if "::" not in n]
+
+
+def _visible(prog: ast.Program, names: dict[str, list[str]]) -> dict[str, str]:
     """The names `prog` may use unqualified from the modules it imports without an alias
     (`import regex`, then `regex_match(..)`): name -> qualified name. A name two of them
-    declare stays unqualified (and is reported unknown unless it is the program's own)."""
+    declare stays unqualified (and is reported unknown unless it is the program's own).
+    `names`: each module's declared names, qualified."""
     seen: dict[str, list[str]] = {}
     for imp in (d for d in prog.decls if isinstance(d, ast.Import)):
-        if imp.alias or imp.module not in loaded:
+        if imp.alias or imp.module not in names:
             continue
         prefix = imp.module + "::"
-        for d in loaded[imp.module].decls:
-            names = [d.name] if isinstance(d, (ast.RelationDecl, ast.TypeDef,
-                                                ast.FunctionDecl)) else []
-            if isinstance(d, ast.TypeDef) and d.ctors:
-                names += [c.name for c in d.ctors]
-            for q in names:
-                if q.startswith(prefix) and "::" not in q[len(prefix):]:
-                    seen.setdefault(q[len(prefix):], []).append(q)
+        for q in names[imp.module]:
+            seen.setdefault(q[len(prefix):], []).append(q)
     return {n: qs[0] for n, qs in seen.items() if len(set(qs)) == 1}
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ddlog.errors import DDlogError
-from ddlog.types import RelationInfo, TBool, TInt, TOption, TString, Type, is_u64
+from ddlog.types import RelationInfo, TBool, TInt, TOption, TString, Type, is_u64, is_wide
 from ddlog.values import conforms
 from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.physical import local_frame
@@ -101,7 +101,7 @@ def frame(df: "DataFrame", info: RelationInfo, where: str, error: ErrorClass, *,
     for k, (c, name, (col, t)) in enumerate(zip(cols, shown, info.columns)):
         have = df.schema[name].dataType
         want = spark_type(t)
-        if not text and not _castable(have, want):
+        if not text and not (_castable(have, want) or _wide_source(have, t)):
             raise error(f"relation '{info.name}' column '{col}': expected {t}, the {where} "
                         f"column '{name}' is {have.simpleString()}")
         typed.append(_convert(c, t, text, have).alias(col_name(k)))
@@ -130,6 +130,18 @@ def _columns(df, info: RelationInfo, where: str, error: ErrorClass,
     raise error(f"{where}: relation {info.name} has columns {', '.join(names)}; the source has "
                 f"{', '.join(df.columns) or 'none'} (no column {', '.join(missing)}): sources "
                 f"are matched by column name")
+
+
+def _wide_source(have, t: Type) -> bool:
+    """Whether a column of Spark type `have` gives values of an integer type wider than 64
+    bits (stored as two Longs, which no source holds): any integer, an integral decimal, or
+    the digits as text."""
+    from pyspark.sql import types as T
+
+    inner = t.elem if isinstance(t, TOption) else t
+    return is_wide(inner) and (
+        isinstance(have, (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.StringType))
+        or (isinstance(have, T.DecimalType) and have.scale == 0))
 
 
 def _castable(have, want) -> bool:
@@ -163,6 +175,11 @@ def _convert(c, t: Type, from_text: bool, have):
         return c  # a Long for a bit<64>: its bits (what the engine's own DataFrames hold)
     if is_u64(t.elem if isinstance(t, TOption) else t):
         return _u64(F.trim(c) if from_text else c)
+    if is_wide(t.elem if isinstance(t, TOption) else t):
+        # its decimal digits, from text or from any number (null when out of range)
+        from ddlog.runtime.wide import from_text as wide_from_text
+
+        return wide_from_text(c.cast("string"), t.elem if isinstance(t, TOption) else t)
     if from_text:
         inner = t.elem if isinstance(t, TOption) else t
         if isinstance(inner, TString):
@@ -207,6 +224,8 @@ def _check_values(both, info: RelationInfo, where: str, error: ErrorClass, text:
         if not text and is_u64(inner):  # a decimal outside 0 to 2^64 - 1
             problems.append((raw.isNotNull() & c.isNull(),
                              f"column {name}: out of range for {inner}"))
+        if not text and is_wide(inner):  # text that is no number, or one outside the type
+            problems.append((raw.isNotNull() & c.isNull(), f"column {name}: not a {inner}"))
         if isinstance(inner, TInt) and _range(inner) is not None:
             lo, hi = _range(inner)
             problems.append(((c < lo) | (c > hi), f"column {name}: out of range for {inner}"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from ddlog.types import RelationInfo, TOption, is_u64
+from ddlog.types import RelationInfo, TOption, is_u64, is_wide
 from ddlog.runtime.errors import describe
 from ddlog.runtime.io.sources import check_csv_columns
 from ddlog.runtime.io.specs import BindingError, Spec
@@ -87,8 +87,8 @@ def write_sink(spec: Spec, df, info: RelationInfo) -> None:
     from pyspark.errors import PySparkException
 
     check_sink_path(spec)
-    if spec.kind in ("csv", "json"):  # text: a bit<64> column's values, not its stored bits
-        df = _u64_values(df, info)
+    if spec.kind in ("csv", "json"):  # text: numbers, not their stored form
+        df = _text_numbers(df, info)
     try:
         w = df.write.mode("overwrite")
         if spec.kind == "table":
@@ -106,12 +106,20 @@ def write_sink(spec: Spec, df, info: RelationInfo) -> None:
         raise BindingError(f"cannot write {spec}: {describe(err)}") from None
 
 
-def _u64_values(df, info: RelationInfo):
-    from ddlog.runtime.expr import unsigned_value
+def _text_numbers(df, info: RelationInfo):
+    """bit<64> columns as their unsigned values (decimals); wider integers, which no Spark
+    number holds, as their decimal digits (strings)."""
+    from ddlog.runtime.expr import to_string, unsigned_value
 
-    u64 = [k for k, t in enumerate(info.column_types)
-           if is_u64(t.elem if isinstance(t, TOption) else t)]
-    if not u64:
+    def written(k: int, n: str):
+        t = info.column_types[k] if k < info.arity else None
+        inner = t.elem if isinstance(t, TOption) else t
+        if is_u64(inner):
+            return unsigned_value(df[n]).alias(n)
+        if is_wide(inner):
+            return to_string(df[n], inner).alias(n)
+        return df[n]
+    if not any(is_u64(t.elem if isinstance(t, TOption) else t) or
+               is_wide(t.elem if isinstance(t, TOption) else t) for t in info.column_types):
         return df
-    return df.select(*[unsigned_value(df[n]).alias(n) if k in u64 else df[n]
-                       for k, n in enumerate(df.columns)])
+    return df.select(*[written(k, n) for k, n in enumerate(df.columns)])

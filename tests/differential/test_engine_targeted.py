@@ -288,6 +288,40 @@ USorted([y, x].sort_imm(), [(x, true), (y, false)].to_set(),
 # the u64 values NUMBERS' U draws from: both sides of 2^63, and the largest
 U64S = (0, 1, 200, (1 << 63) - 1, 1 << 63, (1 << 63) + 5, (1 << 64) - 1)
 
+# Integers wider than 64 bits (two Longs on Spark): every operator, text, conversions, order in
+# collections and groups, and wide keys through joins and recursion
+WIDE = """
+input relation W(x: u128, y: u128)
+input relation Z(a: s128, b: s128)
+output relation WLess(x: u128, y: u128, t: bool)
+output relation WArith(s: u128, d: u128, p: u128, q: u128, r: u128, m: u128)
+output relation WBits(a: u128, o: u128, x: u128, n: u128, l: u128, h: u128, c: bit<96>)
+output relation WText(t: string, f: double, hx: string, low: bit<8>, mid: bit<100>,
+                      s: s128, abs: u128)
+output relation WGroup(k: bool, lo: u128, hi: u128, sum: u128, all: Set<u128>)
+output relation WSorted(v: Vec<u128>, m: Map<u128, bool>)
+output relation ZArith(s: s128, d: s128, p: s128, q: s128, r: s128, h: s128, l: s128,
+                       n: s128, a: s128, t: string, hx: string, w: u128, x: s64)
+output relation WReach(x: u128, y: u128)
+WLess(x, y, (x, 1) < (y, 0)) :- W(x, y), x < y.
+WArith(x + y, x - y, x * y, if (y == 0) { 0 } else { x / y }, if (y == 0) { 0 } else { x % y },
+       max(x, y)) :- W(x, y).
+WBits(x & y, x | y, x ^ y, ~x, x << 70, x >> 3, (x as bit<64>) ++ (y as bit<32>)) :- W(x, y).
+WText("${x}", x as double, hex(x), x as bit<8>, x as bit<100>, x as s128,
+      abs(x)) :- W(x, _).
+WGroup(k, g.min(), g.max(), g.sum_of(|v| v), g.to_set()) :-
+    W(x, _), var k = x >= 'h8000_0000_0000_0000, var g = x.group_by(k).
+WSorted([y, x].sort_imm(), [(x, true), (y, false)].to_map()) :- W(x, y).
+ZArith(a + b, a - b, a * b, if (b == 0) { 0 } else { a / b }, if (b == 0) { 0 } else { a % b },
+       a >> 65, a << 1, -a, abs(a), "${a}", hex(a), a as u128, a as s64) :- Z(a, b).
+WReach(x, y) :- W(x, y).
+WReach(x, z) :- WReach(x, y), W(y, z).
+"""
+
+# the values WIDE draws from: around 2^63, 2^64 and 2^127, and the extremes
+U128S = (0, 1, 7, (1 << 64) - 1, 1 << 64, (1 << 100) + 3, 1 << 127, (1 << 128) - 1)
+S128S = (0, 1, -1, -7, 1 << 64, -(1 << 64), (1 << 127) - 1, -(1 << 127), 5 << 90)
+
 
 # DDlog's statement and binding forms, through recursion: a block assigning tuple elements and
 # pushing to a Vec inside a recursive rule, a field assignment on an enum (the field is in every
@@ -633,6 +667,9 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
             values=ValueGen(ints=(0, 1, 2, 3, 7, 200, 255), floats=(0.5, 1.0, 3.0, 12.0)),
             rows={"U": lambda rng, s: (rng.choice(U64S), rng.choice(U64S))},
             initial=4)),
+        "wide": (WIDE, Workload(rows={"W": lambda rng, s: (rng.choice(U128S), rng.choice(U128S)),
+                                      "Z": lambda rng, s: (rng.choice(S128S), rng.choice(S128S))},
+                                initial=4)),
     }
 
 

@@ -594,7 +594,11 @@ def test_ddlog_style_programs(cli, name):
     Set64 through a capitalised alias with an empty set typed by its uses, and `dump` listing
     a type's constructors in their declaration order; fp: the fp library where Rust's meaning
     and Spark's differ; text: the regex library (invalid patterns, named groups, Unicode
-    classes, sets) and floats in strings as Rust writes them."""
+    classes, sets) and floats in strings as Rust writes them; wide: u128, s128 and bit<100>
+    from a change file (digits grouped by underscores) through arithmetic, long division, text
+    and a join, and the uuid library on values the epoch gives (its expected values checked
+    against Python's uuid module and integers); net: the net library on addresses an epoch
+    gives (its compressed IPv6 forms checked against Python's ipaddress)."""
     base = os.path.join(DIALECT, name)
     with open(base + ".dat", encoding="utf-8") as f:
         script = f.read()
