@@ -19,6 +19,7 @@ from ddlog.plan import exprs as ir
 from ddlog.types import (TAny, TBool, TFloat, TInt, TMap, TOption, TSet, TString, TStruct, TTuple,
                          TVec, Type, contains_u64, is_u64, is_wide)
 from ddlog.runtime import wide
+from ddlog.runtime.hashing import xxhash64
 from ddlog.runtime.backend import col
 from ddlog.runtime.schema import spark_type, to_spark
 from ddlog.runtime.wide import bind as let
@@ -321,6 +322,7 @@ class SparkLowering:
     to_string = staticmethod(to_string)
     hex = staticmethod(hex_digits)
     int_from_words = staticmethod(lambda hi, lo, t: wide.join((hi, lo), t))
+    xxhash64 = staticmethod(xxhash64)
     abs = staticmethod(absolute)
     canonical_set = staticmethod(canonical_set)
     canonical_map = staticmethod(canonical_map)

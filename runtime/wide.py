@@ -65,9 +65,8 @@ def u64_from_decimal(d: Column) -> Column:
 
 def long_bits(d: Column) -> Column:
     """The Long holding the low 64 bits of an integral decimal (its value modulo 2^64, in
-    two's complement)."""
-    m = F.pmod(d, _two64())
-    return F.when(m >= _dec(1 << 63), m - _two64()).otherwise(m).cast("long")
+    two's complement), reading `d` once."""
+    return (F.pmod(d + _dec(1 << 63), _two64()) - _dec(1 << 63)).cast("long")
 
 
 # -- wider than 64 bits ----------------------------------------------------------------------
@@ -121,7 +120,7 @@ def from_long(c: Column, signed: bool) -> Words:
     return (F.shiftright(c, 63) if signed else F.lit(0).cast("long")), c
 
 
-def _add64(x: Column, y: Column, carry: Column) -> Words:
+def add64(x: Column, y: Column, carry: Column) -> Words:
     """The unsigned sum of two Longs and a carry (0 or 1), as (its low 64 bits, the carry
     out), in 32-bit halves so that no Long overflows."""
     low = x.bitwiseAND(F.lit(_LOW32)) + y.bitwiseAND(F.lit(_LOW32)) + carry
@@ -131,8 +130,8 @@ def _add64(x: Column, y: Column, carry: Column) -> Words:
 
 
 def _sum(a: Words, b: Words, carry: Column) -> Words:
-    low, out = _add64(a[1], b[1], carry)
-    return _add64(a[0], b[0], out)[0], low
+    low, out = add64(a[1], b[1], carry)
+    return add64(a[0], b[0], out)[0], low
 
 
 def add(a: Words, b: Words) -> Words:
@@ -149,7 +148,7 @@ def negate(a: Words) -> Words:
     return _sum((zero, zero), invert(a), F.lit(1).cast("long"))
 
 
-def _low_product(x: Column, y: Column) -> Column:
+def low_product(x: Column, y: Column) -> Column:
     """The low 64 bits of the product of two Longs (the product of two signed Longs stays
     below 2^126, which a 38-digit decimal holds)."""
     return long_bits(x.cast(_DEC) * y.cast(_DEC))
@@ -169,7 +168,7 @@ def _full_product(x: Column, y: Column) -> Words:
 def multiply(a: Words, b: Words) -> Words:
     """The product modulo 2^128 (so in two's complement too)."""
     high, low = _full_product(a[1], b[1])
-    cross = [_low_product(a[0], b[1]), _low_product(a[1], b[0])]
+    cross = [low_product(a[0], b[1]), low_product(a[1], b[0])]
     return long_bits(high.cast(_DEC) + cross[0].cast(_DEC) + cross[1].cast(_DEC)), low
 
 

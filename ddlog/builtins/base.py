@@ -55,6 +55,8 @@ class Lowering(Protocol):
     def abs(self, c: Any, t: "Type") -> Any: ...  # a number's absolute value (wraps)
     # the integer wider than 64 bits whose upper and lower 64 bits the Longs hold
     def int_from_words(self, hi: Any, lo: Any, t: "Type") -> Any: ...
+    # XXH64 of the bytes Rust's Hash writes for a bool or fixed-width integer, as a u64's bits
+    def xxhash64(self, c: Any, t: "Type", seed: int) -> Any: ...
     def canonical_set(self, arr: Any, t: "Type") -> Any: ...  # t: the Set type
     def canonical_map(self, arr: Any, t: "Type") -> Any: ...  # entries in order (last wins)
     def let(self, value: Any, body: Callable[[Any], Any]) -> Any: ...  # value computed once

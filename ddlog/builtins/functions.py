@@ -15,6 +15,7 @@ from ddlog.builtins.library import LIBRARY
 from ddlog.builtins.reflect import REFLECT
 from ddlog.builtins.regexes import REGEXES
 from ddlog.builtins.urls import URLS
+from ddlog.builtins.hashes import HASHES
 from ddlog.builtins.nets import NETS
 from ddlog.builtins.uuids import UUIDS
 from ddlog.builtins.maps import MAP_ONLY, ON_MAPS, overload
@@ -149,7 +150,7 @@ def _contains_spark(sx, args, types, ty):
 
 
 _FUNCTIONS: dict[str, Builtin] = {
-    **LIBRARY, **CODECS, **FLOATS, **REFLECT, **REGEXES, **URLS, **UUIDS, **NETS,
+    **LIBRARY, **CODECS, **FLOATS, **REFLECT, **REGEXES, **URLS, **UUIDS, **NETS, **HASHES,
     **{b.name: b for b in [
     Builtin("contains", 2, "contains(string, string) -> bool, contains(Vec<T> | Set<T>, T) -> bool",
             "substring test on strings, membership on Vec and Set",

@@ -12,6 +12,7 @@ from ddlog.builtins.prelude import LIBRARY_ROOT
 from ddlog.check.program import CheckedProgram
 from ddlog.check.rules import check_program
 from ddlog.limits import collector_paused
+from ddlog.syntax.d3log import reflect_locations
 from ddlog.syntax.modules import resolve_imports
 from ddlog.syntax.parser import parse_program
 from ddlog.syntax.source import read_text
@@ -35,8 +36,8 @@ def check_text(text: str, file: str = "<input>",
     directory, then the `libraries` directories, then the libraries that come with ddlog);
     raises a DDlogError subclass on any program error."""
     with collector_paused():
-        return check_program(resolve_imports(parse_program(text, file), parse_program,
-                                             read_text, (*libraries, LIBRARY_ROOT)))
+        return check_program(reflect_locations(resolve_imports(
+            parse_program(text, file), parse_program, read_text, (*libraries, LIBRARY_ROOT))))
 
 
 def check_file(path: str, libraries: tuple[str, ...] = ()) -> CheckedProgram:

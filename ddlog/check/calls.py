@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ddlog.check.exprs import ExprChecker
 
 # the built-ins taking integers whose lowerings know those wider than 64 bits (runtime/wide.py)
-WIDE_INTEGERS = frozenset({"hex", "abs", "to_string"})
+WIDE_INTEGERS = frozenset({"hex", "abs", "to_string", "hash64", "hash128"})
 
 
 class CallArgs:

@@ -359,6 +359,8 @@ class Atom(Node):
     names: list[str] | None = None
     whole: "Expr | None" = None  # `R[e]`: the whole record e (args are then empty)
     delay: int = 0  # `R-1(..)`: R as it was that many transactions ago (ddlog/check/rules.py)
+    # `H(..) @e :- ..`: D3log's location of a head's records (ddlog/syntax/d3log.py)
+    location: "Expr | None" = None
     diff: bool = False  # `S'(..)`: the stream S read as a relation (differentiation)
 
 

@@ -347,8 +347,11 @@ class Builder:
         return [ast.Rule(h, copy.deepcopy(body), self.sp(meta)) for h in heads]
 
     def located_head(self, meta, ch):
-        """`&H(..)` and `H(..) @e`: the head H(..)."""
-        return next(c for c in ch if isinstance(c, ast.Atom))
+        """`&H(..)` and `H(..) @e`: the head H(..), with its location e."""
+        head = next(c for c in ch if isinstance(c, ast.Atom))
+        if len(ch) == 2 and ch[0] is head:
+            head.location = ch[1]
+        return head
 
     def atom(self, meta, ch):
         name, args = str(ch[0]), ch[1]

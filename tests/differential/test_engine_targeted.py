@@ -289,7 +289,7 @@ USorted([y, x].sort_imm(), [(x, true), (y, false)].to_set(),
 U64S = (0, 1, 200, (1 << 63) - 1, 1 << 63, (1 << 63) + 5, (1 << 64) - 1)
 
 # Integers wider than 64 bits (two Longs on Spark): every operator, text, conversions, order in
-# collections and groups, and wide keys through joins and recursion
+# collections and groups, wide keys through joins and recursion, and hashes of every width
 WIDE = """
 input relation W(x: u128, y: u128)
 input relation Z(a: s128, b: s128)
@@ -316,6 +316,11 @@ ZArith(a + b, a - b, a * b, if (b == 0) { 0 } else { a / b }, if (b == 0) { 0 } 
        a >> 65, a << 1, -a, abs(a), "${a}", hex(a), a as u128, a as s64) :- Z(a, b).
 WReach(x, y) :- W(x, y).
 WReach(x, z) :- WReach(x, y), W(y, z).
+// ddlog_std's hashes of each Rust width (XXH64 of the value's bytes)
+output relation WHash(x: u128, h: u64, h128: u128, h8: u64, h16: u64, h32: u64, hb: u64,
+                      s: u64)
+WHash(x, hash64(x), hash128(x), hash64(x as u8), hash64(x as u16), hash64(x as bit<32>),
+      hash64(x > y), hash64(a)) :- W(x, y), Z(a, _).
 """
 
 # the values WIDE draws from: around 2^63, 2^64 and 2^127, and the extremes

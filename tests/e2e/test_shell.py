@@ -598,7 +598,9 @@ def test_ddlog_style_programs(cli, name):
     from a change file (digits grouped by underscores) through arithmetic, long division, text
     and a join, and the uuid library on values the epoch gives (its expected values checked
     against Python's uuid module and integers); net: the net library on addresses an epoch
-    gives (its compressed IPv6 forms checked against Python's ipaddress)."""
+    gives (its compressed IPv6 forms checked against Python's ipaddress); d3log: located heads
+    reflected through d3log::reflect, spread by hash64 (checked against its Python meaning,
+    itself checked against the xxhash library)."""
     base = os.path.join(DIALECT, name)
     with open(base + ".dat", encoding="utf-8") as f:
         script = f.read()

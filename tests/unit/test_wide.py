@@ -1,6 +1,6 @@
 """Integers wider than 64 bits without a JVM: their stored form (two Longs whose Spark order is
 the numbers' order), what the checker lets them into, and the meanings of the uuid and net
-libraries' built-ins."""
+libraries' built-ins and of ddlog_std's hashes."""
 from __future__ import annotations
 
 import ipaddress
@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from ddlog.builtins.hashes import HASHES, SEED1, SEED2, xxh64
 from ddlog.builtins.nets import NETS
 from ddlog.builtins.uuids import UUIDS
 from ddlog.runtime import wide
@@ -90,3 +91,22 @@ def test_ipv6_text_and_parse_are_rusts():
         == [None] * 4
     assert _net("ipv4_text", 0xC0A80001) == "192.168.0.1"
     assert _net("u128_segments", 0xFFFF_C00A_02FF) == (0, 0, 0, 0, 0, 0xFFFF, 0xC00A, 0x2FF)
+
+
+def test_hashes_are_xxh64_of_the_bytes_rust_hashes():
+    """XXH64's published vectors; and ddlog_std's hash64 of a usize, which DDlog's lb test
+    spreads over two workers as 100 -> 1, 200 -> 1, 300 -> 0."""
+    assert xxh64(b"", 0) == 0xEF46DB3751D8E999
+    assert xxh64(b"a", 0) == 0xD24EC4F1A98C6E5B
+    assert xxh64(b"abc", 0) == 0x44BC2CF5AD770999
+    usize = TInt(False, 64)
+    assert [HASHES["hash64"].python([v], [usize], None) % 2 for v in (100, 200, 300)] == [1, 1, 0]
+    # a u16 hashes its two bytes, a s8 its one (two's complement), a u128 its sixteen
+    assert HASHES["hash64"].python([-1], [TInt(True, 8)], None) == xxh64(b"\xff", SEED1)
+    assert HASHES["hash64"].python([258], [TInt(False, 16)], None) == xxh64(b"\x02\x01", SEED1)
+    wide_value = (1 << 127) | 5
+    assert HASHES["hash128"].python([wide_value], [U128], None) == \
+        (xxh64(wide_value.to_bytes(16, "little"), SEED1) << 64) | \
+        xxh64(wide_value.to_bytes(16, "little"), SEED2)
+    fails("input relation I(s: string)\noutput relation O(h: u64)\nO(hash64(s)) :- I(s).",
+          "function 'hash64' expects a bool or an integer of a fixed width", "s)")
