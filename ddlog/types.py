@@ -328,6 +328,11 @@ def is_u64(t: Type) -> bool:
     return isinstance(t, TInt) and not t.signed and t.width == 64
 
 
+def unoptioned(t: Type) -> Type:
+    """The type inside an Option, or `t` itself (an Option is its value, or null, on Spark)."""
+    return t.elem if isinstance(t, TOption) else t
+
+
 def is_wide(t: Type) -> bool:
     """Whether `t` is bit<N> or signed<N> wider than 64 bits (u128, s128): a Long does not hold
     them, and Spark has no integer that does; they are stored as two Longs (runtime/wide.py)."""

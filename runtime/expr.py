@@ -584,11 +584,8 @@ class _Compiler:
     # -- calls ----------------------------------------------------------------------------
 
     def e_Call(self, e: ir.Call) -> Column:
-        if any(is_wide(a.ty) for a in e.args):
-            return self.once(list(e.args), lambda *args: _builtin(e).spark(
-                self.lowering, list(args), [a.ty for a in e.args], e.ty))
-        args: list[Any] = [self.expr(a) for a in e.args]
-        return _builtin(e).spark(self.lowering, args, [a.ty for a in e.args], e.ty)
+        return self.once(list(e.args), lambda *args: _builtin(e).spark(
+            self.lowering, list(args), [a.ty for a in e.args], e.ty))
 
 
 _CHEAP = (ir.Col, ir.Ref, ir.Const, ir.Field, ir.Unary, ir.Binary, ir.Cast, ir.Tuple, ir.Some)

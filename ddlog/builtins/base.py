@@ -82,6 +82,9 @@ class Builtin:
     # its lowering reads `Lowering.in_closure`: it lowers otherwise inside a Spark lambda, so
     # an expression holding it is not moved into one for the sake of binding a value
     closure_aware: bool = False
+    # its lowering knows the two-word form of integers wider than 64 bits (runtime/wide.py);
+    # a built-in without it refuses them where it asks for an integer
+    wide_integers: bool = False
 
     @property
     def arities(self) -> tuple[int, ...]:

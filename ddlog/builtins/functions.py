@@ -166,11 +166,12 @@ _FUNCTIONS: dict[str, Builtin] = {
             _unwrap_or_type, lambda sx, a, ts, t: sx.F.coalesce(a[0], a[1]),
             lambda a, ts, t: a[1] if a[0] is None else a[0]),
     Builtin("hex", 1, "hex(integer) -> string", "lower-case hexadecimal digits, no prefix",
-            _hex_type, lambda sx, a, ts, t: sx.hex(a[0], ts[0]), _hex_python),
+            _hex_type, lambda sx, a, ts, t: sx.hex(a[0], ts[0]), _hex_python,
+            wide_integers=True),
     Builtin("to_string", 1, "to_string(bool | integer | float | string) -> string",
             "the text `\"${x}\"` gives",
             _to_string_type, lambda sx, a, ts, t: sx.to_string(a[0], ts[0]),
-            lambda a, ts, t: render(a[0], ts[0])),
+            lambda a, ts, t: render(a[0], ts[0]), wide_integers=True),
     *[Builtin(name, 1, signature, meaning, lambda a, hint: a.infer(0, hint),
               lambda sx, a, ts, t: a[0], lambda a, ts, t: a[0])
       for name, signature, meaning in [
@@ -181,7 +182,7 @@ _FUNCTIONS: dict[str, Builtin] = {
     Builtin("abs", 1, "abs(N) -> N, N an integer or float type", "absolute value (wraps)",
             _abs_type,
             lambda sx, a, ts, t: sx.abs(a[0], t),
-            lambda a, ts, t: fix_number(abs(a[0]), t)),
+            lambda a, ts, t: fix_number(abs(a[0]), t), wide_integers=True),
     Builtin("min", 2, "min(T, T) -> T, T a scalar type", "the smaller of two values",
             _min_max_type,
             lambda sx, a, ts, t: sx.F.when(sx.compare(a[0], a[1], "<=", ts[0]), a[0])

@@ -68,11 +68,11 @@ HASHES: dict[str, Builtin] = {b.name: b for b in [
     Builtin("hash64", 1, "hash64(T) -> bit<64>, T a bool or fixed-width integer",
             "ddlog_std's hash (XXH64 of the bytes Rust hashes)", _hash_type(U64),
             lambda sx, a, ts, t: sx.xxhash64(a[0], ts[0], SEED1),
-            lambda a, ts, t: xxh64(_bytes(a[0], ts[0]), SEED1)),
+            lambda a, ts, t: xxh64(_bytes(a[0], ts[0]), SEED1), wide_integers=True),
     Builtin("hash128", 1, "hash128(T) -> bit<128>, T a bool or fixed-width integer",
             "ddlog_std's 128-bit hash (two XXH64 of the bytes Rust hashes)", _hash_type(U128),
             lambda sx, a, ts, t: sx.int_from_words(sx.xxhash64(a[0], ts[0], SEED1),
                                                    sx.xxhash64(a[0], ts[0], SEED2), U128),
             lambda a, ts, t: (xxh64(_bytes(a[0], ts[0]), SEED1) << 64)
-            | xxh64(_bytes(a[0], ts[0]), SEED2)),
+            | xxh64(_bytes(a[0], ts[0]), SEED2), wide_integers=True),
 ]}

@@ -1,5 +1,5 @@
 """The built-ins under DDlog's `uuid` library (ddlog/builtins/lib/uuid.dl), where a Uuid is its
-u128 (as DDlog prints and stores one), and ddlog_std's `string_to_bytes`.
+u128 (as DDlog prints and stores one).
 
 On Spark a u128's 32 hexadecimal digits are the bridge: bytes become digits, digits become
 the two words of a u128 (`Lowering.int_from_words`), a version-5 UUID is Spark's sha1 of the
@@ -11,6 +11,7 @@ import hashlib
 import re
 
 from ddlog.builtins.base import Builtin, fixed, result_column
+from ddlog.builtins.codecs import bytes_hex
 from ddlog.types import STRING, TInt, TVec, result_type
 from ddlog.values import Record
 
@@ -82,11 +83,6 @@ def _hyphenated_spark(sx, args, types, ty):
                             "$1-$2-$3-$4-$5")
 
 
-def _bytes_digits(sx, b):
-    F = sx.F
-    return F.lower(F.concat_ws("", F.transform(b, lambda x: F.lpad(F.hex(x), 2, "0"))))
-
-
 def _swap_spark(sx, args, types, ty):
     F = sx.F
     pairs = F.regexp_extract_all(_digits(sx, args[0]), F.lit("(..)"), 1)
@@ -101,7 +97,7 @@ def _v5_spark(sx, args, types, ty):
                                 .bitwiseAND(F.lit(3)).bitwiseOR(F.lit(8))))
         return F.concat(F.substring(h, 1, 12), F.lit("5"), F.substring(h, 14, 3), variant,
                         F.substring(h, 18, 15))
-    h = F.sha1(F.unhex(F.concat(_digits(sx, args[0]), _bytes_digits(sx, args[1]))))
+    h = F.sha1(F.unhex(F.concat(_digits(sx, args[0]), bytes_hex(sx, args[1]))))
     return _from_digits(sx, sx.let(h, digits))
 
 
@@ -133,17 +129,8 @@ def _from_bytes_spark(sx, args, types, ty):
     def parsed(b):
         n = F.size(b)
         err = F.format_string("invalid bytes length: expected 16, found %d", n)
-        return result_column(sx, n == 16, _from_digits(sx, _bytes_digits(sx, b)), err, ty)
+        return result_column(sx, n == 16, _from_digits(sx, bytes_hex(sx, b)), err, ty)
     return sx.let(args[0], parsed)
-
-
-def _string_bytes_spark(sx, args, types, ty):
-    F = sx.F
-    hexed = F.hex(F.encode(args[0], "UTF-8"))
-    count = F.length(hexed) / 2
-    data = F.transform(F.sequence(F.lit(0), (count - 1).cast("int")),
-                       lambda i: F.conv(F.substring(hexed, i * 2 + 1, 2), 16, 10).cast("long"))
-    return F.when(count > 0, data).otherwise(F.array().cast(sx.spark_type(BYTES)))
 
 
 UUIDS: dict[str, Builtin] = {b.name: b for b in [
@@ -169,7 +156,4 @@ UUIDS: dict[str, Builtin] = {b.name: b for b in [
             "the UUID of 16 bytes, most significant first",
             fixed(BYTES, result=result_type(U128, STRING)), _from_bytes_spark,
             lambda a, ts, t: _from_bytes_python(a[0])),
-    Builtin("string_to_bytes", 1, "string_to_bytes(string) -> Vec<u8>",
-            "the string's UTF-8 bytes", fixed(STRING, result=BYTES), _string_bytes_spark,
-            lambda a, ts, t: tuple(a[0].encode("utf-8"))),
 ]}

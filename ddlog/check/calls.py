@@ -16,16 +16,13 @@ from ddlog.types import TFunc, TGroup, Type, is_wide
 if TYPE_CHECKING:
     from ddlog.check.exprs import ExprChecker
 
-# the built-ins taking integers whose lowerings know those wider than 64 bits (runtime/wide.py)
-WIDE_INTEGERS = frozenset({"hex", "abs", "to_string", "hash64", "hash128"})
-
 
 class CallArgs:
     """One call being typed (receiver first in `args`); implements ddlog.builtins.Args."""
 
     def __init__(self, ck: "ExprChecker", call: ast.Call, sc: Scope, builtin: Builtin):
         self.ck, self.call, self.sc, self.sig = ck, call, sc, builtin.signature
-        self.name = builtin.name
+        self.wide_integers = builtin.wide_integers
         self.spans = [a.span for a in call.args]  # original spans, before any inlining
 
     def count(self) -> int:
@@ -72,8 +69,8 @@ class CallArgs:
 
     def _narrow(self, t: Type, desc: str, span) -> None:
         """Built-ins that compute with integers take them up to 64 bits wide, except those
-        whose lowering knows the two-word form of wider ones (WIDE_INTEGERS)."""
-        if "integer" in desc and is_wide(t) and self.name not in WIDE_INTEGERS:
+        whose lowering knows the two-word form of wider ones (Builtin.wide_integers)."""
+        if "integer" in desc and is_wide(t) and not self.wide_integers:
             raise error(f"function '{self.call.func}' takes integers of up to 64 bits here, "
                         f"found {t}: {self.sig}", span)
 

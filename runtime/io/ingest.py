@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ddlog.errors import DDlogError
-from ddlog.types import RelationInfo, TBool, TInt, TOption, TString, Type, is_u64, is_wide
+from ddlog.types import (RelationInfo, TBool, TInt, TOption, TString, Type, is_u64, is_wide,
+                         unoptioned)
 from ddlog.values import conforms
 from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.physical import local_frame
@@ -138,8 +139,7 @@ def _wide_source(have, t: Type) -> bool:
     the digits as text."""
     from pyspark.sql import types as T
 
-    inner = t.elem if isinstance(t, TOption) else t
-    return is_wide(inner) and (
+    return is_wide(unoptioned(t)) and (
         isinstance(have, (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.StringType))
         or (isinstance(have, T.DecimalType) and have.scale == 0))
 
@@ -173,15 +173,15 @@ def _convert(c, t: Type, from_text: bool, have):
     want = spark_type(t)
     if have.simpleString() == want.simpleString():
         return c  # a Long for a bit<64>: its bits (what the engine's own DataFrames hold)
-    if is_u64(t.elem if isinstance(t, TOption) else t):
+    if is_u64(unoptioned(t)):
         return _u64(F.trim(c) if from_text else c)
-    if is_wide(t.elem if isinstance(t, TOption) else t):
+    if is_wide(unoptioned(t)):
         # its decimal digits, from text or from any number (null when out of range)
         from ddlog.runtime.wide import from_text as wide_from_text
 
-        return wide_from_text(c.cast("string"), t.elem if isinstance(t, TOption) else t)
+        return wide_from_text(c.cast("string"), unoptioned(t))
     if from_text:
-        inner = t.elem if isinstance(t, TOption) else t
+        inner = unoptioned(t)
         if isinstance(inner, TString):
             return c
         if isinstance(inner, TBool):
@@ -214,7 +214,7 @@ def _check_values(both, info: RelationInfo, where: str, error: ErrorClass, text:
     problems = []
     for k, (name, t) in enumerate(info.columns):
         c, raw = F.col(col_name(k)), F.col(f"_raw{k}")
-        inner = t.elem if isinstance(t, TOption) else t
+        inner = unoptioned(t)
         if text:
             given = (raw.isNotNull() & (F.trim(raw) != "")) if isinstance(t, TOption) \
                 else raw.isNotNull()

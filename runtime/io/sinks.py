@@ -2,10 +2,11 @@
 must never be a directory of someone else's files."""
 from __future__ import annotations
 
+import itertools
 import os
 import re
 
-from ddlog.types import RelationInfo, TOption, is_u64, is_wide
+from ddlog.types import RelationInfo, is_u64, is_wide, unoptioned
 from ddlog.runtime.errors import describe
 from ddlog.runtime.io.sources import check_csv_columns
 from ddlog.runtime.io.specs import BindingError, Spec
@@ -111,15 +112,15 @@ def _text_numbers(df, info: RelationInfo):
     number holds, as their decimal digits (strings)."""
     from ddlog.runtime.expr import to_string, unsigned_value
 
-    def written(k: int, n: str):
-        t = info.column_types[k] if k < info.arity else None
-        inner = t.elem if isinstance(t, TOption) else t
-        if is_u64(inner):
+    def written(n: str, t):
+        if is_u64(unoptioned(t)):
             return unsigned_value(df[n]).alias(n)
-        if is_wide(inner):
-            return to_string(df[n], inner).alias(n)
-        return df[n]
-    if not any(is_u64(t.elem if isinstance(t, TOption) else t) or
-               is_wide(t.elem if isinstance(t, TOption) else t) for t in info.column_types):
+        if is_wide(unoptioned(t)):
+            return to_string(df[n], unoptioned(t)).alias(n)
+        return None
+    columns = [written(n, t) for n, t in zip(df.columns, info.column_types)]
+    if all(c is None for c in columns):
         return df
-    return df.select(*[written(k, n) for k, n in enumerate(df.columns)])
+    # (a changes frame has a weight after the relation's columns)
+    return df.select(*[c if c is not None else df[n]
+                       for n, c in itertools.zip_longest(df.columns, columns)])

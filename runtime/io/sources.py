@@ -2,7 +2,8 @@
 matched by name, every value checked (runtime/io/ingest.py, the one ingestion path)."""
 from __future__ import annotations
 
-from ddlog.types import STRING, RelationInfo, TBool, TFloat, TInt, TOption, TString, Type, is_wide
+from ddlog.types import (STRING, RelationInfo, TBool, TFloat, TInt, TOption, TString, Type,
+                         is_wide, unoptioned)
 from ddlog.runtime.errors import describe
 from ddlog.runtime.io.ingest import frame
 from ddlog.runtime.io.specs import BindingError, Spec
@@ -66,8 +67,8 @@ def read_raw(spark, spec: Spec, info: RelationInfo, extra: tuple[str, ...] = ())
         from ddlog.runtime.schema import relation_schema
 
         # an integer wider than 64 bits is read as its digits (ingest turns them into words)
-        schema = relation_schema([STRING if is_wide(t.elem if isinstance(t, TOption) else t)
-                                  else t for t in info.column_types],
+        schema = relation_schema([STRING if is_wide(unoptioned(t)) else t
+                                  for t in info.column_types],
                                  weight=False, names=list(info.column_names))
         for name in extra:
             schema = schema.add(StructField(name, LongType(), True))
