@@ -25,8 +25,15 @@ class TBool(Type):
 
 @dataclass(frozen=True)
 class TString(Type):
+    """`string`; with a `name`, an `extern type` of that name: a type of its own (nominal, as
+    DDlog's), whose values are their text, as DDlog writes and reads them (`time::Time` is
+    "10:11:12.000000000"), and whose `default()` is `default`."""
+
+    name: str | None = None
+    default: str = ""
+
     def __str__(self) -> str:
-        return "string"
+        return self.name or "string"
 
 
 @dataclass(frozen=True)

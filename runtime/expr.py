@@ -584,7 +584,19 @@ class _Compiler:
     # -- calls ----------------------------------------------------------------------------
 
     def e_Call(self, e: ir.Call) -> Column:
-        return self.once(list(e.args), lambda *args: _builtin(e).spark(
+        b = _builtin(e)
+        if b.constants:  # read as Python values (the checker made sure they are constants)
+            consts = {i: e.args[i] for i in b.constants}
+            if not all(isinstance(c, ir.Const) for c in consts.values()):
+                raise ValueError(f"{b.name}: a constant argument is not a constant")
+            rest = [a for i, a in enumerate(e.args) if i not in consts]
+
+            def call(*cols: Column) -> Column:
+                it = iter(cols)
+                args = [consts[i].value if i in consts else next(it) for i in range(len(e.args))]
+                return b.spark(self.lowering, args, [a.ty for a in e.args], e.ty)
+            return self.once(rest, call)
+        return self.once(list(e.args), lambda *args: b.spark(
             self.lowering, list(args), [a.ty for a in e.args], e.ty))
 
 

@@ -85,6 +85,9 @@ class Builtin:
     # its lowering knows the two-word form of integers wider than 64 bits (runtime/wide.py);
     # a built-in without it refuses them where it asks for an integer
     wide_integers: bool = False
+    # the arguments that must be constants (a format string, read when the program is
+    # compiled): the lowering gets their Python values in place of Columns
+    constants: tuple[int, ...] = ()
 
     @property
     def arities(self) -> tuple[int, ...]:

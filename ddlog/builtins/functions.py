@@ -17,6 +17,7 @@ from ddlog.builtins.regexes import REGEXES
 from ddlog.builtins.urls import URLS
 from ddlog.builtins.hashes import HASHES
 from ddlog.builtins.nets import NETS
+from ddlog.builtins.times import TIMES
 from ddlog.builtins.uuids import UUIDS
 from ddlog.builtins.maps import MAP_ONLY, ON_MAPS, overload
 from ddlog.types import (BOOL, STRING, TInt, TOption, TSet, TVec, Type, is_numeric,
@@ -151,6 +152,7 @@ def _contains_spark(sx, args, types, ty):
 
 _FUNCTIONS: dict[str, Builtin] = {
     **LIBRARY, **CODECS, **FLOATS, **REFLECT, **REGEXES, **URLS, **UUIDS, **NETS, **HASHES,
+    **TIMES,
     **{b.name: b for b in [
     Builtin("contains", 2, "contains(string, string) -> bool, contains(Vec<T> | Set<T>, T) -> bool",
             "substring test on strings, membership on Vec and Set",

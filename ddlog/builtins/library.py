@@ -525,7 +525,7 @@ def default_value(t: Type) -> Any:
     if t == BOOL:
         return False
     if isinstance(t, TString):
-        return ""
+        return t.default
     if isinstance(t, (TVec, TSet, TMap)):
         return ()
     if isinstance(t, TOption):

@@ -181,4 +181,39 @@ def _type_call(ck: "ExprChecker", call: ast.Call, sc: Scope, builtin: Builtin,
     a.arity(builtin.arity)
     if builtin.group:
         a.want(0, isinstance(a.infer(0), TGroup), "a Group (bound by group_by)")
-    return builtin.type_rule(a, hint)
+    result = builtin.type_rule(a, hint)
+    for i in builtin.constants:
+        # a function's parameter is the argument of each call, inlined (ddlog/plan/exprs.py
+        # looks at that)
+        if constant(call.args[i]) is None and not isinstance(call.args[i], ast.Var):
+            a.fail(f"reads {a.argname(i)} when the program is compiled: it must be a constant "
+                   "(a literal, or a function that gives one)", i)
+    return result
+
+
+def check_constants(rules: list[ast.Rule]) -> None:
+    """Every argument a built-in reads when the program is compiled is a constant, now that
+    the functions are inlined into the rules (a function's parameter stood for it before)."""
+    from ddlog.builtins import lookup
+    for rule in rules:
+        for call in rule.find(ast.Call):
+            b = lookup(call.func, len(call.args))
+            for i in b.constants if b is not None else ():
+                if constant(call.args[i]) is None:
+                    raise error(f"function '{call.func}' reads argument {i + 1} when the "
+                                "program is compiled: it must be a constant (a literal, or a "
+                                "function that gives one)", call.args[i].span)
+
+
+def constant(e: ast.Expr) -> ast.Lit | None:
+    """The literal an argument is, seen through type ascriptions and inlined functions."""
+    while True:
+        if isinstance(e, ast.Lit):
+            return e
+        if isinstance(e, ast.Ascribe):
+            e = e.expr
+        elif isinstance(e, ast.Let) and e.var not in {n.name for n in e.body.walk()
+                                                       if isinstance(n, ast.Var)}:
+            e = e.body
+        else:
+            return None

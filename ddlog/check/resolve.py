@@ -14,7 +14,7 @@ from ddlog.errors import Span
 from ddlog.check.inline import Size
 from ddlog.check.scope import error
 from ddlog.types import (PRIMITIVES, TAny, TCtor, TFunc, TGroup, TInt, TMap, TOption, TSet,
-                         TStruct, TTuple, TVar, TVec, Type, has_vars)
+                         TString, TStruct, TTuple, TVar, TVec, Type, has_vars)
 
 # Built-in generic types and how many type arguments each takes.
 GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2, "Map": 2, "Ref": 1,
@@ -119,7 +119,9 @@ class _Resolver:
             raise error(f"cyclic type alias: {path}", use)
         self.stack.append(name)
         d = self.defs[name]
-        if d.ctors is None:
+        if d.extern_default is not None:
+            t = TString(name, d.extern_default)
+        elif d.ctors is None:
             t = self.resolve(d.alias)
         else:
             t = TStruct(name, tuple(

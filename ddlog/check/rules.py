@@ -21,6 +21,7 @@ from ddlog.check.program import INSPECTED, CheckedProgram, Inspection
 from ddlog.types import RelationInfo
 from ddlog.errors import TypeCheckError
 from ddlog.check.exprs import ExprChecker
+from ddlog.check.calls import check_constants
 from ddlog.check.inline import Inliner, iter_nodes, measure
 from ddlog.limits import recursion_room
 from ddlog.check.resolve import Decls, FuncInfo, resolve_decls
@@ -42,6 +43,7 @@ def check_program(prog: ast.Program) -> CheckedProgram:
         rules = [check_rule(ck, rule) for rule in prog.rules
                  if not _is_input_fact(rule, decls)]
         rules = [ck.closures.expand(ck, r) for r in rules]  # now that every closure is known
+        check_constants(rules)
         rules, inspections = split_inspections(rules, decls.relations)
         keys = check_keys(ck, prog, decls)
     except TypeCheckError as e:

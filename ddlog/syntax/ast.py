@@ -475,13 +475,16 @@ class Constructor(Node):
 class TypeDef(Node):
     """`typedef Name = T` (alias: `ctors` is None, `alias` set) or
     `typedef Name = C1{..} | C2{..}` (`ctors` set, `alias` None); a generic one,
-    `typedef Name<'A, 'B> = ...`, has its type variables in `params`."""
+    `typedef Name<'A, 'B> = ...`, has its type variables in `params`. `extern type Name`
+    (neither alias nor ctors) is a type whose values are their text; `extern type Name =
+    "text"` gives the text of its default value."""
 
     name: str
     alias: TypeExpr | None
     ctors: list[Constructor] | None
     span: Span
     params: list[str] = field(default_factory=list)
+    extern_default: str | None = None  # set for an `extern type`
 
 
 @dataclass

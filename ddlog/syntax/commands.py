@@ -322,7 +322,9 @@ class StatementSplitter:
         self._advance(start)
         line, col = self._line, self._col
         self._buf, self._i, self._line, self._col = "", 0, 1, 1
-        if rest and not rest.startswith("#"):
+        # `exit` may end the input without its `;` (as DDlog's own test scripts end): the
+        # input ends there anyway
+        if rest and not rest.startswith("#") and rest.rstrip() != "exit":
             self._parse(rest, line, col)  # raises: the terminator is missing
 
     def _advance(self, to: int) -> None:

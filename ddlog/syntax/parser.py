@@ -208,6 +208,15 @@ class Builder:
         (name, params), ctors = ch
         return ast.TypeDef(name, None, ctors, self.sp(meta), params)
 
+    def extern_type(self, meta, ch):
+        name, text = ch
+        default = "" if text is None else self.decode_string(text)
+        if not isinstance(default, str):
+            if not isinstance(default, ast.Lit):
+                raise self.fail("an extern type's default is a plain string", self.tsp(text))
+            default = default.value
+        return ast.TypeDef(str(name), None, None, self.sp(meta), extern_default=default)
+
     def ctor_list(self, meta, ch):
         return [c for c in ch if isinstance(c, ast.Constructor)]
 

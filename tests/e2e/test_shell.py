@@ -600,7 +600,10 @@ def test_ddlog_style_programs(cli, name):
     against Python's uuid module and integers); net: the net library on addresses an epoch
     gives (its compressed IPv6 forms checked against Python's ipaddress); d3log: located heads
     reflected through d3log::reflect, spread by hash64 (checked against its Python meaning,
-    itself checked against the xxhash library)."""
+    itself checked against the xxhash library); chrono: the time library on times and dates
+    an epoch gives, formats, chrono's parse errors and RFC 3339 (its expected lines checked
+    by hand against chrono's rules: weekdays and ISO weeks of year 0, a leap second, leap
+    days, Julian days)."""
     base = os.path.join(DIALECT, name)
     with open(base + ".dat", encoding="utf-8") as f:
         script = f.read()
