@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Callable, NoReturn
 
-from ddlog.builtins import Builtin
+from ddlog.builtins import Builtin, lookup
 from ddlog.check.scope import Scope, error, flexible, mismatch
 from ddlog.errors import TypeCheckError
 from ddlog.syntax import ast
@@ -183,26 +183,28 @@ def _type_call(ck: "ExprChecker", call: ast.Call, sc: Scope, builtin: Builtin,
         a.want(0, isinstance(a.infer(0), TGroup), "a Group (bound by group_by)")
     result = builtin.type_rule(a, hint)
     for i in builtin.constants:
-        # a function's parameter is the argument of each call, inlined (ddlog/plan/exprs.py
-        # looks at that)
+        # a function's parameter stands for the argument of each call: check_constants looks
+        # at that once the function is inlined
         if constant(call.args[i]) is None and not isinstance(call.args[i], ast.Var):
-            a.fail(f"reads {a.argname(i)} when the program is compiled: it must be a constant "
-                   "(a literal, or a function that gives one)", i)
+            raise _not_constant(call, i)
     return result
 
 
 def check_constants(rules: list[ast.Rule]) -> None:
     """Every argument a built-in reads when the program is compiled is a constant, now that
-    the functions are inlined into the rules (a function's parameter stood for it before)."""
-    from ddlog.builtins import lookup
+    the functions are inlined into the rules."""
     for rule in rules:
         for call in rule.find(ast.Call):
             b = lookup(call.func, len(call.args))
             for i in b.constants if b is not None else ():
                 if constant(call.args[i]) is None:
-                    raise error(f"function '{call.func}' reads argument {i + 1} when the "
-                                "program is compiled: it must be a constant (a literal, or a "
-                                "function that gives one)", call.args[i].span)
+                    raise _not_constant(call, i)
+
+
+def _not_constant(call: ast.Call, i: int) -> TypeCheckError:
+    return error(f"function '{call.func}' reads argument {i + 1} when the program is compiled: "
+                 "it must be a constant (a literal, or a function that gives one)",
+                 call.args[i].span)
 
 
 def constant(e: ast.Expr) -> ast.Lit | None:

@@ -210,12 +210,11 @@ class Builder:
 
     def extern_type(self, meta, ch):
         name, text = ch
-        default = "" if text is None else self.decode_string(text)
-        if not isinstance(default, str):
-            if not isinstance(default, ast.Lit):
-                raise self.fail("an extern type's default is a plain string", self.tsp(text))
-            default = default.value
-        return ast.TypeDef(str(name), None, None, self.sp(meta), extern_default=default)
+        default = ast.Lit("", "string", self.sp(meta)) if text is None \
+            else self.decode_string(text)
+        if not isinstance(default, ast.Lit):
+            raise self.fail("an extern type's default is a plain string", self.tsp(text))
+        return ast.TypeDef(str(name), None, None, self.sp(meta), extern_default=default.value)
 
     def ctor_list(self, meta, ch):
         return [c for c in ch if isinstance(c, ast.Constructor)]
