@@ -406,15 +406,18 @@ class _Compiler:
                  self.once([p], lambda x, t=p.ty: to_string(x, t)) for p in e.parts]
         return F.concat(*parts) if parts else F.lit("")
 
-    def once(self, args: list[ir.Expr], body: Callable[..., Column]) -> Column:
+    def once(self, args: list[ir.Expr], body: Callable[..., Column],
+             bind_all: bool = False) -> Column:
         """`body` of the arguments' Columns. An integer wider than 64 bits that is computed is
         bound once first: its operators read each operand's words several times, so that
-        nested ones would otherwise repeat their operands' whole expressions."""
+        nested ones would otherwise repeat their operands' whole expressions; with
+        `bind_all`, every computed argument is."""
         def bind(k: int, done: list[Column]) -> Column:
             if k == len(args):
                 return body(*done)
             x = self.expr(args[k])
-            if not is_wide(args[k].ty) or isinstance(args[k], (ir.Col, ir.Ref, ir.Const)):
+            if not (is_wide(args[k].ty) or bind_all) \
+                    or isinstance(args[k], (ir.Col, ir.Ref, ir.Const)):
                 return bind(k + 1, done + [x])
             return let(x, lambda v: bind(k + 1, done + [v]))
         return bind(0, [])
@@ -585,19 +588,18 @@ class _Compiler:
 
     def e_Call(self, e: ir.Call) -> Column:
         b = _builtin(e)
-        if b.constants:  # read as Python values (the checker made sure they are constants)
-            consts = {i: e.args[i] for i in b.constants}
-            if not all(isinstance(c, ir.Const) for c in consts.values()):
-                raise ValueError(f"{b.name}: a constant argument is not a constant")
-            rest = [a for i, a in enumerate(e.args) if i not in consts]
+        # the arguments the entry reads when the program is compiled are handed over as their
+        # Python values (the checker made sure they are constants)
+        if not all(isinstance(e.args[i], ir.Const) for i in b.constants):
+            raise ValueError(f"{b.name}: an argument it reads as a constant is not one")
+        columns = [a for i, a in enumerate(e.args) if i not in b.constants]
 
-            def call(*cols: Column) -> Column:
-                it = iter(cols)
-                args = [consts[i].value if i in consts else next(it) for i in range(len(e.args))]
-                return b.spark(self.lowering, args, [a.ty for a in e.args], e.ty)
-            return self.once(rest, call)
-        return self.once(list(e.args), lambda *args: b.spark(
-            self.lowering, list(args), [a.ty for a in e.args], e.ty))
+        def call(*cols: Column) -> Column:
+            it = iter(cols)
+            args = [e.args[i].value if i in b.constants else next(it)
+                    for i in range(len(e.args))]
+            return b.spark(self.lowering, args, [a.ty for a in e.args], e.ty)
+        return self.once(columns, call, bind_all=b.reads_arguments_often)
 
 
 _CHEAP = (ir.Col, ir.Ref, ir.Const, ir.Field, ir.Unary, ir.Binary, ir.Cast, ir.Tuple, ir.Some)

@@ -88,6 +88,9 @@ class Builtin:
     # the arguments that must be constants (a format string, read when the program is
     # compiled): the lowering gets their Python values in place of Columns
     constants: tuple[int, ...] = ()
+    # its lowering reads an argument several times: the compiler computes each computed
+    # argument once, first
+    reads_arguments_often: bool = False
 
     @property
     def arities(self) -> tuple[int, ...]:

@@ -19,6 +19,7 @@ nested divisions would grow expressions past what Spark compiles.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -195,8 +196,7 @@ class V:
         self.v = v.v if isinstance(v, V) else v
 
     def _op(self, other: Any, f: Callable[[Any, Any], Any]) -> "V":
-        o = other.v if isinstance(other, V) else other
-        return V(None if self.v is None or o is None else f(self.v, o))
+        return _lift(f, self, other)
 
     def __add__(self, o): return self._op(o, lambda a, b: a + b)
     def __radd__(self, o): return self._op(o, lambda a, b: b + a)
@@ -204,7 +204,7 @@ class V:
     def __rsub__(self, o): return self._op(o, lambda a, b: b - a)
     def __mul__(self, o): return self._op(o, lambda a, b: a * b)
     def __rmul__(self, o): return self._op(o, lambda a, b: b * a)
-    def __neg__(self): return V(None if self.v is None else -self.v)
+    def __neg__(self): return _lift(lambda x: -x, self)
     def __eq__(self, o): return self._op(o, lambda a, b: a == b)  # type: ignore[override]
     def __ne__(self, o): return self._op(o, lambda a, b: a != b)  # type: ignore[override]
     def __lt__(self, o): return self._op(o, lambda a, b: a < b)
@@ -225,9 +225,15 @@ class V:
         return V(None if self.v is None or o is None else False)
 
     def __invert__(self):
-        return V(None if self.v is None else not self.v)
+        return _lift(lambda x: not x, self)
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _lift(f: Callable[..., Any], *xs: Any) -> V:
+    """f of the values, None where one is None (as SQL's functions are)."""
+    vs = [V(x).v for x in xs]
+    return V(None if any(v is None for v in vs) else f(*vs))
 
 
 class PyOps:
@@ -265,63 +271,55 @@ class PyOps:
 
     @staticmethod
     def abs(a: Any) -> V:
-        return V(None if V(a).v is None else abs(V(a).v))
+        return _lift(abs, a)
 
     @staticmethod
     def length(s: Any) -> V:
-        return V(None if V(s).v is None else len(V(s).v))
+        return _lift(len, s)
 
     @staticmethod
     def drop(s: Any, n: Any) -> V:
-        return V(s)._op(n, lambda x, k: x[k:])
+        return _lift(lambda x, k: x[k:], s, n)
 
     @staticmethod
     def take(s: Any, n: int) -> V:
-        return V(None if V(s).v is None else V(s).v[:n])
+        return _lift(lambda x: x[:n], s)
 
     @staticmethod
     def startswith(s: Any, prefix: str) -> V:
-        return V(None if V(s).v is None else V(s).v.startswith(prefix))
+        return _lift(lambda x: x.startswith(prefix), s)
 
     @staticmethod
     def prefix(s: Any, pattern: str) -> V:
         """The longest text at the start of s that the regex matches ('' if none)."""
-        import re
-        if V(s).v is None:
-            return V(None)
-        m = re.match(pattern, V(s).v)
-        return V(m.group(0) if m else "")
+        return _lift(lambda x: (m.group(0) if (m := re.match(pattern, x)) else ""), s)
 
     @staticmethod
     def group(s: Any, pattern: str, k: int) -> V:
-        import re
-        if V(s).v is None:
-            return V(None)
-        m = re.fullmatch(pattern, V(s).v)
-        return V(m.group(k) or "" if m else "")
+        return _lift(lambda x: (m.group(k) or "" if (m := re.fullmatch(pattern, x)) else ""),
+                     s)
 
     @staticmethod
     def lower(s: Any) -> V:
-        return V(None if V(s).v is None else V(s).v.lower())
+        return _lift(str.lower, s)
 
     @staticmethod
     def concat(*parts: Any) -> V:
-        vs = [V(p).v for p in parts]
-        return V(None if any(v is None for v in vs) else "".join(vs))
+        return _lift(lambda *xs: "".join(xs), *parts)
 
     @staticmethod
     def to_int(digits: Any) -> V:
-        """A text of at most 18 digits as its number; None for ''."""
+        """A text of digits as its number; None for ''."""
         d = V(digits).v
         return V(int(d) if d else None)
 
     @staticmethod
     def text(n: Any) -> V:
-        return V(None if V(n).v is None else str(V(n).v))
+        return _lift(str, n)
 
     @staticmethod
     def lpad(s: Any, width: int, fill: str) -> V:
-        return V(None if V(s).v is None else V(s).v.rjust(width, fill))
+        return _lift(lambda x: x.rjust(width, fill), s)
 
     @staticmethod
     def index(names: list[str], s: Any) -> V:
@@ -330,7 +328,7 @@ class PyOps:
 
     @staticmethod
     def pick(names: list[str], k: Any) -> V:
-        return V(None if V(k).v is None else names[V(k).v])
+        return _lift(names.__getitem__, k)
 
     def civil(self, days: Any) -> tuple[V, V, V]:
         """(year, month, day) of days since 1970-01-01."""
@@ -605,19 +603,20 @@ def read_tz(o: Ops, text: Any) -> Parts:
 
 
 def _num_text(o: Ops, v: Any, width: int, pad: str, signed_year: bool = False) -> Any:
-    """Rust's `{:0w}` / `{:w}` / `{}` of an integer; a year outside 0..9999 with its sign."""
+    """Rust's `{:0w}` / `{:w}` / `{}` of an integer (the sign takes one of the w places); a
+    year outside 0..9999 with its sign, in one place more (`{:+0w+1}`)."""
     digits = o.text(o.abs(v))
-    sign = o.when([(v < 0, "-")], "")
     if signed_year:
-        sign = o.when([(v < 0, "-"), (v > 9999, "+")], "")
-        return o.concat(sign, o.lpad(digits, width, "0") if pad == "0" else digits) \
-            if pad != " " else o.lpad(o.concat(sign, digits), width + 1, " ")
+        sign, signed_width = o.when([(v < 0, "-"), (v > 9999, "+")], ""), width + 1
+    else:
+        sign, signed_width = o.when([(v < 0, "-")], ""), width
+    if pad == "":
+        return o.concat(sign, digits)
     if pad == "0":
-        return o.when([(v < 0, o.concat("-", o.lpad(digits, width - 1, "0")))],
-                      o.lpad(digits, width, "0"))
-    if pad == " ":
-        return o.lpad(o.concat(sign, digits), width, " ")
-    return o.concat(sign, digits)
+        padded = o.concat(sign, o.lpad(digits, signed_width - 1, "0"))
+    else:
+        padded = o.lpad(o.concat(sign, digits), signed_width, " ")
+    return o.when([(sign == "", o.lpad(digits, width, pad))], padded)
 
 
 def time_text(o: Ops, secs: Any, nano: Any) -> Any:
@@ -1380,7 +1379,6 @@ def spark_parse(o: Ops, s: Any, its: list[Item], k: Callable[[dict], Any]) -> An
 
 
 def _count_groups(frags: list[str]) -> int:
-    import re
     return sum(len(re.findall(r"(?<!\\)\((?!\?)", f)) for f in frags)
 
 

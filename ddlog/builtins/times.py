@@ -36,9 +36,7 @@ def _spark(body: Callable[..., Any]) -> Callable[[Any, list, list, Type], Any]:
     def lower(sx, args: list, types: list, ty: Type) -> Any:
         o = ch.SparkOps(sx)
         o.finish = lambda x: _column(sx, x, ty)
-        # the bodies read their arguments several times: each is computed once
-        cols = {f"a{i}": a for i, a in enumerate(args) if not isinstance(a, str)}
-        return o.bind(cols, lambda b: body(o, *[b.get(f"a{i}", a) for i, a in enumerate(args)]))
+        return body(o, *args)
     return lower
 
 
@@ -71,10 +69,11 @@ def entry(name: str, sig: str, meaning: str, params: tuple, result: Type,
     """A built-in whose Python meaning and Spark lowering are `body` (over chrono's Ops; it
     ends with `o.finish` of its result)."""
     return Builtin(name, len(params), sig, meaning, fixed(*params, result=result),
-                   _spark(body), _py_const(body, constants), constants=constants)
+                   _spark(body), _python(body, constants), constants=constants,
+                   reads_arguments_often=True)
 
 
-def _py_const(body, constants: tuple[int, ...]):
+def _python(body, constants: tuple[int, ...]):
     """A Python meaning that hands the constant arguments over as they are."""
     def meaning(args: list, types: list, ty: Type) -> Any:
         o = ch.PyOps()
