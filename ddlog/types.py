@@ -382,6 +382,10 @@ class RelationInfo:
     # `R-N` in a rule: a relation of no rules whose value is, at each transaction, the value
     # that `delay_of` had at the end of the previous one (R for R-1, R-1 for R-2, ...)
     delay_of: str | None = None
+    # What a record is: 'columns' (a struct R{c1, ..}, of R's or `ctor`'s constructor),
+    # 'tuple' (`relation R[(A, B)]`: the tuple of its columns `_0`, `_1`, ..) or 'value'
+    # (`relation R[T]` of any other T: the value of its one column `_0`)
+    shape: str = "columns"
 
     @property
     def weighted(self) -> bool:
@@ -396,6 +400,13 @@ class RelationInfo:
     @property
     def arity(self) -> int:
         return len(self.columns)
+
+    @property
+    def value_type(self) -> Type | None:
+        """A record's type when the relation is of a tuple or other non-struct type."""
+        if self.shape == "tuple":
+            return TTuple(self.column_types)
+        return self.columns[0][1] if self.shape == "value" else None
 
     @property
     def column_types(self) -> tuple[Type, ...]:

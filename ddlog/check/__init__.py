@@ -15,6 +15,7 @@ from ddlog.limits import collector_paused
 from ddlog.syntax.d3log import reflect_locations
 from ddlog.syntax.modules import resolve_imports
 from ddlog.syntax.parser import parse_program
+from ddlog.syntax.transformers import expand_transformers
 from ddlog.syntax.source import read_text
 
 __all__ = ["CheckedProgram", "check_file", "check_program", "check_text", "read_program"]
@@ -36,8 +37,9 @@ def check_text(text: str, file: str = "<input>",
     directory, then the `libraries` directories, then the libraries that come with ddlog);
     raises a DDlogError subclass on any program error."""
     with collector_paused():
-        return check_program(reflect_locations(resolve_imports(
-            parse_program(text, file), parse_program, read_text, (*libraries, LIBRARY_ROOT))))
+        prog = resolve_imports(parse_program(text, file), parse_program, read_text,
+                               (*libraries, LIBRARY_ROOT))
+        return check_program(reflect_locations(expand_transformers(prog, parse_program)))
 
 
 def check_file(path: str, libraries: tuple[str, ...] = ()) -> CheckedProgram:

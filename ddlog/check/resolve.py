@@ -271,10 +271,12 @@ def resolve_decls(prog: ast.Program) -> Decls:
 
 
 def _of_type(r: ast.RelationDecl, t: Type) -> RelationInfo:
-    """`relation R[T]`: the columns are the fields of T's one constructor."""
-    if not isinstance(t, TStruct) or len(t.ctors) != 1:
-        raise error(f"relation '{r.name}' is declared with type {t}: its records must be of a "
-                    "type of one constructor (`typedef T = T{a: A, ..}`, or a relation)",
-                    r.record.span)
-    c = t.ctors[0]
-    return RelationInfo(r.name, r.role, c.fields, r.span, ctor=c.name, kind=r.kind)
+    """`relation R[T]`: the columns are the fields of T's constructor when T has one, the
+    elements of T when it is a tuple, else one column holding T."""
+    if isinstance(t, TStruct) and len(t.ctors) == 1:
+        c = t.ctors[0]
+        return RelationInfo(r.name, r.role, c.fields, r.span, ctor=c.name, kind=r.kind)
+    if isinstance(t, TTuple) and t.items:
+        cols = tuple((f"_{k}", item) for k, item in enumerate(t.items))
+        return RelationInfo(r.name, r.role, cols, r.span, kind=r.kind, shape="tuple")
+    return RelationInfo(r.name, r.role, (("_0", t),), r.span, kind=r.kind, shape="value")

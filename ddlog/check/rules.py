@@ -46,6 +46,8 @@ def check_program(prog: ast.Program) -> CheckedProgram:
         check_constants(rules)
         rules, inspections = split_inspections(rules, decls.relations)
         keys = check_keys(ck, prog, decls)
+        for index in prog.indexes:
+            check_index(index, decls)
     except TypeCheckError as e:
         if e.source is None:
             # an error in an imported module quotes that module's text
@@ -54,6 +56,33 @@ def check_program(prog: ast.Program) -> CheckedProgram:
                         else prog.sources.get(file, prog.source))
         raise
     return CheckedProgram(prog, decls.relations, decls.types, rules, keys, facts, inspections)
+
+
+def check_index(index: ast.IndexDecl, decls: Decls) -> None:
+    """`index I(x: T, ..) on R(..)`: R is a relation, the atom gives each of its columns a
+    variable or `_`, and each field is one of those variables, of its column's type. DDlog's
+    query API reads an index; nothing here does, so it is only checked."""
+    atom = index.atom
+    rel = decls.relations.get(atom.relation)
+    if rel is None:
+        raise error(f"unknown relation '{atom.relation}'", atom.span)
+    if atom.whole is not None or atom.names is not None or len(atom.args) != rel.arity:
+        raise error(f"the atom of index '{index.name}' gives each of the {rel.arity} column(s) "
+                    f"of '{rel.name}' a variable or `_`", atom.span)
+    found = {}
+    for arg, (col, t) in zip(atom.args, rel.columns):
+        if not isinstance(arg, (ast.Var, ast.Wildcard)):
+            raise error(f"an index's atom has variables and `_` only, found an expression for "
+                        f"column '{col}'", arg.span)
+        if isinstance(arg, ast.Var):
+            found[arg.name] = t
+    for f in index.fields:
+        if f.name not in found:
+            raise error(f"field '{f.name}' of index '{index.name}' is not a variable of its "
+                        "atom", f.span)
+        if decls.resolve(f.type) != found[f.name]:
+            raise mismatch(found[f.name], decls.resolve(f.type), f.span,
+                           f"field '{f.name}' of index '{index.name}'")
 
 
 def split_inspections(rules: list[ast.Rule], relations: dict[str, RelationInfo]
@@ -87,7 +116,8 @@ def delayed(relations: dict[str, RelationInfo], rel: RelationInfo, n: int) -> Re
         name = f"{rel.name}-{k}"
         if name not in relations:
             relations[name] = RelationInfo(name, "internal", rel.columns, rel.span,
-                                           ctor=rel.record, kind=rel.kind, delay_of=newer.name)
+                                           ctor=rel.record, kind=rel.kind, delay_of=newer.name,
+                                           shape=rel.shape)
         newer = relations[name]
     return newer
 
@@ -129,12 +159,22 @@ def check_keys(ck: ExprChecker, prog: ast.Program, decls: Decls) -> dict[str, as
             raise error(f"a primary key makes one record per key; '{rel.name}' is a "
                         f"{rel.kind}, which may hold a record several times", sp)
         cols = key_columns(rel.arity)
-        record = ast.StructLit(rel.record, [(None, ast.Var(c, sp)) for c in cols], sp)
+        record = record_of(rel, [ast.Var(c, sp) for c in cols], sp)
         sc = Scope(dict(zip(cols, rel.column_types)),
                    lambda v: f"unknown variable '{v}' in the primary key of '{rel.name}'",
                    frozenset())
         keys[r.name] = ck.infer(ast.Let(r.key.var, record, r.key.expr, sp), sc)
     return keys
+
+
+def record_of(rel: RelationInfo, columns: list[ast.Expr], span) -> ast.Expr:
+    """A record of `rel` built from the values of its columns: `R{c1, ..}`, `(c1, ..)` or the
+    one column's value, as the relation's shape says."""
+    if rel.shape == "tuple":
+        return ast.TupleLit(columns, span)
+    if rel.shape == "value":
+        return columns[0]
+    return ast.StructLit(rel.record, [(None, c) for c in columns], span)
 
 
 def key_columns(n: int) -> list[str]:
@@ -323,10 +363,10 @@ class RuleChecker:
             if isinstance(item, ast.BodyAtom) and item.record is not None:
                 # `d in R(..)` binds d next: var d = R{c1, .., cn}
                 atom = item.atom
-                fields = [(None, ast.Var(a.name, a.span)) for a in atom.args]
                 rel = self.relation(atom)
-                assign = ast.BodyAssign(item.record, ast.StructLit(rel.record, fields,
-                                                                   atom.span), item.span)
+                fields: list[ast.Expr] = [ast.Var(a.name, a.span) for a in atom.args]
+                assign = ast.BodyAssign(item.record, record_of(rel, fields, atom.span),
+                                        item.span)
                 self._BodyAssign(assign)
                 body.append(assign)
         self.rule.body = body
@@ -354,14 +394,39 @@ class RuleChecker:
             atom.args[i] = self.ck.check(arg, sc, t, f"column '{col}' of '{rel.name}'")
 
     def whole_head(self, atom: ast.Atom, rel: RelationInfo) -> None:
-        """`R[e]`: the columns are the fields of the record e, of R's record type."""
+        """`R[e]`: the columns are the fields of the record e (of R's record type), the
+        elements of a tuple, or e itself."""
+        if rel.shape == "value":
+            atom.args, atom.whole = [atom.whole], None
+            return
+        if rel.shape == "tuple" and isinstance(atom.whole, ast.TupleLit):
+            atom.args, atom.whole = list(atom.whole.items), None
+            return
         sc = self.scope(lambda v: f"unbound variable '{v}' in rule head")
-        t = self.ck.decls.ctors[rel.record][0] if rel.record in self.ck.decls.ctors else None
+        t = rel.value_type or (self.ck.decls.ctors[rel.record][0]
+                               if rel.record in self.ck.decls.ctors else None)
         if t is None:
             raise error(f"relation '{rel.name}' has no record type", atom.span)
         e = self.ck.check(atom.whole, sc, t, f"the record of '{rel.name}'")
-        atom.args = [ast.FieldAccess(copy.deepcopy(e), name, e.span) for name in rel.column_names]
+        names = [str(k) for k in range(rel.arity)] if rel.shape == "tuple" else rel.column_names
+        atom.args = [ast.FieldAccess(copy.deepcopy(e), name, e.span) for name in names]
         atom.whole = None
+
+    def whole_body(self, item: ast.BodyAtom, rel: RelationInfo) -> None:
+        """`R[p]` in a body: for a relation of tuples or other values, p is matched against
+        the record as an atom's arguments are against its columns; for a relation of structs,
+        p must be a new variable, bound to the record (as `p in R()`)."""
+        atom = item.atom
+        p, atom.whole = atom.whole, None
+        if rel.shape == "value":
+            atom.args = [p]
+        elif rel.shape == "tuple" and isinstance(p, ast.TupleLit) and len(p.items) == rel.arity:
+            atom.args = list(p.items)
+        elif isinstance(p, ast.Var) and not item.negated:
+            atom.names, item.record = [], p.name
+        else:
+            raise error(f"in a rule's body, `{rel.name}[x]` binds a new variable x to the whole "
+                        "record (compare it in a condition)", p.span)
 
     def atom_patterns(self, item: ast.BodyAtom) -> list[ast.BodyItem]:
         """Arguments that are patterns (`Some{x}`, `Book{.author = a}`, `(_, 1)`) and `b@p`:
@@ -370,6 +435,8 @@ class RuleChecker:
         Inside a pattern, a bound variable or another expression is compared."""
         atom = item.atom
         rel = self.relation(atom)
+        if atom.whole is not None:
+            self.whole_body(item, rel)
         if item.record is not None and not atom.args:
             atom.names = []  # `d in R()`: every column free
         self.positional(atom, rel, head=False)

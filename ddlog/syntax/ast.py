@@ -535,7 +535,48 @@ class Import(Node):
     span: Span
 
 
-Decl = Union[Import, TypeDef, RelationDecl, FunctionDecl, Rule]
+@dataclass
+class NameRef(Node):
+    """A relation or function named as itself: an argument or output of `apply`."""
+
+    name: str
+    span: Span
+
+
+@dataclass
+class TransformerDecl(Node):
+    """`extern transformer T(R: relation['A], f: function(x: 'A): 'B) -> (O: relation[..])`:
+    `inputs` and `outputs` name the parameters, each 'relation' or 'function'."""
+
+    name: str
+    inputs: list[tuple[str, str]]
+    outputs: list[tuple[str, str]]
+    span: Span
+
+
+@dataclass
+class Apply(Node):
+    """`apply T(R, f, ..) -> (O, ..)`: transformer T over relations and functions, deriving
+    the relations O (ddlog/syntax/transformers.py writes its rules)."""
+
+    transformer: str
+    args: list[NameRef]
+    outputs: list[NameRef]
+    span: Span
+
+
+@dataclass
+class IndexDecl(Node):
+    """`index I(x: T, ..) on R(x, _)`: an index of R's records by the fields' variables."""
+
+    name: str
+    fields: list[Field]
+    atom: Atom
+    span: Span
+
+
+Decl = Union[Import, TypeDef, RelationDecl, FunctionDecl, Rule, TransformerDecl, Apply,
+             IndexDecl]
 
 
 @dataclass
@@ -560,6 +601,10 @@ class Program(Node):
     @property
     def functions(self) -> list[FunctionDecl]:
         return [d for d in self.decls if isinstance(d, FunctionDecl)]
+
+    @property
+    def indexes(self) -> list[IndexDecl]:
+        return [d for d in self.decls if isinstance(d, IndexDecl)]
 
     @property
     def rules(self) -> list[Rule]:

@@ -143,6 +143,8 @@ def destructured(s: Statement, fresh: Callable[[], str]) -> list[Statement]:
     """`(var a, b, _) = e;`: the parts of a tuple declared (`var a`), assigned (`b`, `b.f`) or
     skipped (`_`) from e, as `var __t = e; var a = __t.0; b = __t.1;`; other statements as
     they are."""
+    if isinstance(s, AssignStmt) and isinstance(s.target, ast.StructLit):
+        return _destructured_struct(s, fresh)
     if not (isinstance(s, AssignStmt) and isinstance(s.target, ast.TupleLit)):
         return [s]
     tmp = fresh()
@@ -154,6 +156,40 @@ def destructured(s: Statement, fresh: Callable[[], str]) -> list[Statement]:
         elif not isinstance(part, ast.Wildcard):
             out += destructured(AssignStmt(part, value, part.span), fresh)
     return out
+
+
+def _destructured_struct(s: AssignStmt, fresh: Callable[[], str]) -> list[Statement]:
+    """`C{.f = var a, var b} = e;`: a's and b's values from the one arm of a match, `var __t =
+    match (e) { C{.f = a, b} -> (a, b) }; var a = __t.0; ..` (the type checker requires C to
+    be its type's only constructor). Parts that are not `var x`, `_` or such shapes are left
+    for the assignment's own error."""
+    def pattern(e: ast.Expr) -> ast.Pattern | None:
+        if isinstance(e, ast.Wildcard):
+            return ast.PWild(e.span)
+        if isinstance(e, ast.VarDecl):
+            return ast.PVar(e.name, e.span)
+        parts = [x for _, x in e.fields] if isinstance(e, ast.StructLit) else \
+            e.items if isinstance(e, ast.TupleLit) else None
+        inner = [pattern(x) for x in parts] if parts is not None else None
+        if inner is None or any(p is None for p in inner):
+            return None
+        if isinstance(e, ast.TupleLit):
+            return ast.PTuple(inner, e.span)
+        return ast.PCtor(e.ctor, [(n, p) for (n, _), p in zip(e.fields, inner)], e.span)
+    shape = pattern(s.target)
+    if shape is None:
+        return [s]
+    sp = s.span
+    names = [v.name for v in shape.find(ast.PVar)]
+    values: list[ast.Expr] = [ast.Var(n, sp) for n in names]
+    one = values[0] if len(values) == 1 else ast.TupleLit(values, sp)
+    match = ast.MatchExpr(s.value, [ast.MatchArm(shape, one, sp)], sp)
+    if len(names) == 1:
+        return [VarStmt(names[0], None, match, sp)]
+    tmp = fresh()
+    return [VarStmt(tmp, None, match, sp), *(
+        VarStmt(n, None, ast.FieldAccess(ast.Var(tmp, sp), str(i), sp), sp)
+        for i, n in enumerate(names))]
 
 
 def parsed_block(statements: list[Statement], span: Span, fail: Fail) -> ast.Expr:
@@ -241,9 +277,9 @@ def block(statements: list[Statement], result: ast.Expr, fail: Fail) -> ast.Expr
                 out = _swap(e, out, s.span, fail)
                 continue
             if not _is_mutation(e):
-                raise fail("this statement has no effect: a block's statements are "
-                           "`var x = e`, assignments `x = e` / `x.f = e`, and the mutating "
-                           "methods (`v.push(x)`, `v.retain(f)`, `v.sort()`, ...)", s.span)
+                # checked, and its value dropped, as DDlog does (`a; b`)
+                out = ast.Let(f"__drop{s.span.line}_{s.span.col}", e, out, s.span)
+                continue
             out = _assign(copy.deepcopy(e.args[0]), e, out, s.span, fail)
     return out
 
@@ -483,6 +519,8 @@ def _branch(e: "ast.Expr | IfStmt | None") -> list[Statement]:
         return [e]
     if isinstance(e, ast.IfExpr) and _is_pending(e):
         return [IfStmt(e.cond, e.then, e.other, e.span)]
+    if isinstance(e, Return):  # `if (c) return x`
+        return [ReturnStmt(e.value, e.span)]
     return []  # no assignment: its value is not used
 
 

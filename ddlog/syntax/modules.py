@@ -149,7 +149,8 @@ def _declared(module: ast.Program, prefix: str) -> list[str]:
     """The names a module declares (relations, types, constructors, functions), qualified."""
     out = []
     for d in module.decls:
-        if isinstance(d, (ast.RelationDecl, ast.TypeDef, ast.FunctionDecl)):
+        if isinstance(d, (ast.RelationDecl, ast.TypeDef, ast.FunctionDecl, ast.TransformerDecl,
+                          ast.IndexDecl)):
             out.append(d.name)
         if isinstance(d, ast.TypeDef) and d.ctors:
             out += [c.name for c in d.ctors]
@@ -178,7 +179,8 @@ def _qualify(prog: ast.Program, prefix: str, aliases: dict[str, str],
     qualifiers removed."""
     own: set[str] = set()
     for d in prog.decls:
-        if isinstance(d, (ast.RelationDecl, ast.TypeDef, ast.FunctionDecl)):
+        if isinstance(d, (ast.RelationDecl, ast.TypeDef, ast.FunctionDecl, ast.TransformerDecl,
+                          ast.IndexDecl)):
             own.add(d.name)
         if isinstance(d, ast.TypeDef) and d.ctors:
             own.update(c.name for c in d.ctors)
@@ -239,7 +241,9 @@ def bound_variables(decl: ast.Node) -> set[str]:
         elif isinstance(n, ast.PVar):
             out.add(n.name)
         elif isinstance(n, ast.BodyAtom):
-            out.update(a.name for a in n.atom.args if isinstance(a, ast.Var))
+            whole = n.atom.whole
+            parts = whole.items if isinstance(whole, ast.TupleLit) else [whole]
+            out.update(a.name for a in [*n.atom.args, *parts] if isinstance(a, ast.Var))
             if n.record is not None:
                 out.add(n.record)
     return out
@@ -250,4 +254,6 @@ _NAMES: dict[type, tuple[str, ...]] = {
     ast.RelationDecl: ("name",), ast.TypeDef: ("name",), ast.Constructor: ("name",),
     ast.FunctionDecl: ("name",), ast.Atom: ("relation",), ast.TypeName: ("name",),
     ast.StructLit: ("ctor",), ast.PCtor: ("ctor",), ast.Call: ("func",),
+    ast.TransformerDecl: ("name",), ast.Apply: ("transformer",), ast.NameRef: ("name",),
+    ast.IndexDecl: ("name",),
 }

@@ -140,7 +140,7 @@ def run_lark(lark: Lark, masked: str, raw: str, start: str, loc: Located):
 # Tree -> AST
 
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "$": "$", "'": "'",
-            "0": "\0"}
+            "0": "\0", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 _WIDTH = re.compile(r"([0-9]*)'(s?)([dhbo])(-?)([0-9a-fA-F_]+)")
 _BASES = {"d": (10, "0123456789"), "h": (16, "0123456789abcdefABCDEF"), "b": (2, "01"),
           "o": (8, "01234567")}
@@ -295,6 +295,31 @@ class Builder:
         body = blocks.function_body(ch[-1], self.fail, unit)
         return ast.FunctionDecl(str(ch[0]), params, unit, body, self.sp(meta))
 
+    def index_decl(self, meta, ch):
+        fields = [c for c in ch[1:-1] if isinstance(c, ast.Field)]
+        return ast.IndexDecl(str(ch[0]), fields, ch[-1], self.sp(meta))
+
+    def transformer_decl(self, meta, ch):
+        return ast.TransformerDecl(str(ch[0]), ch[1], ch[2], self.sp(meta))
+
+    def t_params(self, meta, ch):
+        return _strip_none(ch)
+
+    def t_relation(self, meta, ch):
+        return str(ch[0]), "relation"
+
+    def t_function(self, meta, ch):
+        return str(ch[0]), "function"
+
+    def apply_decl(self, meta, ch):
+        return ast.Apply(str(ch[0]), ch[1], ch[2], self.sp(meta))
+
+    def t_args(self, meta, ch):
+        return _strip_none(ch)
+
+    def t_arg(self, meta, ch):
+        return ast.NameRef(str(ch[0]), self.tsp(ch[0]))
+
     def extern_function(self, meta, ch):
         params = [c for c in ch[1:-1] if isinstance(c, ast.Field)]
         return ast.FunctionDecl(str(ch[0]), params, ch[-1], None, self.sp(meta))
@@ -415,21 +440,13 @@ class Builder:
             seen.add(it.name)
 
     def body_atom(self, meta, ch):
-        atom = ch[-1]  # after the `&` of `&R(..)`
-        if atom.whole is None:
-            return [ast.BodyAtom(atom, False, self.sp(meta))]
-        # `R[x]` binds x to the whole record, as `x in R()` does
-        if not isinstance(atom.whole, ast.Var):
-            raise self.fail(f"in a rule's body, `{atom.relation}[x]` binds a new variable x to "
-                            "the whole record (compare it in a condition)", atom.whole.span)
-        return [ast.BodyAtom(ast.Atom(atom.relation, [], atom.span), False, self.sp(meta),
-                             record=atom.whole.name)]
+        # `R[p]` is checked once R's record type is known (ddlog/check/rules.py whole_body)
+        return [ast.BodyAtom(ch[-1], False, self.sp(meta))]
 
     def body_inspect(self, meta, ch):
         return [ast.BodyInspect(ch[1], self.sp(meta))]
 
     def body_not(self, meta, ch):
-        self._no_whole(ch[1])
         return [ast.BodyAtom(ch[1], True, self.sp(meta))]
 
     def body_in(self, meta, ch):

@@ -48,9 +48,18 @@ def _scan(text: str, j: int, stack: list, interps: list[tuple[int, int]]) -> int
         top = stack[-1]
         c = text[j]
         if top == "estr":  # a string inside an interpolation, written `\"...\"`
-            if c == "\\" and j + 1 < n and text[j + 1] == '"':
-                stack.pop()
-            j += 2 if c == "\\" else 1
+            if c == "\\":
+                # k backslashes and a quote are, once the outer string's escapes are read,
+                # (k-1)/2 backslashes and a quote: the end when that quote is not escaped
+                k = _run(text, j)
+                if j + k < n and text[j + k] == '"':
+                    if k % 2 == 1 and (k - 1) // 2 % 2 == 0:
+                        stack.pop()
+                    j += k + 1
+                else:
+                    j += k + k % 2
+                continue
+            j += 1
             continue
         if top == "str":
             if c == "\\":
@@ -110,31 +119,33 @@ _BLANKS = " \t\r\n"
 
 def unescaped_quotes(body: str) -> str:
     """The body of a `${...}` with its strings written the DDlog way, between escaped quotes
-    (`"${\"a\" ++ x}"`: the quotes belong to the outer string's text), as plain strings. The
-    text keeps its length, so positions in it hold: an opening `\"` becomes ` "`, a closing
-    one `" ` (only a doubled backslash inside such a string, the outer string's escape of one
-    backslash of the inner string, shortens it). Strings written with plain quotes are kept
-    as they are."""
+    (`"${\"a\" ++ x}"`: the quotes belong to the outer string's text), as plain strings: the
+    outer string's escapes of quotes and backslashes read once, as DDlog reads the whole
+    string before its interpolations. A quote of the body's own level keeps its place (an
+    opening `\"` becomes ` "`, a closing one `" `); deeper ones, inside those strings, shorten
+    the text. Strings written with plain quotes are kept whole, escapes and all."""
     if '\\"' not in body:
         return body
     out: list[str] = []
     j, n, inside = 0, len(body), False
     while j < n:
         c = body[j]
-        if c == "\\" and j + 1 < n and body[j + 1] == '"':
-            out.append('" ' if inside else ' "')
-            inside = not inside
-            j += 2
-        elif c == "\\" and inside and j + 1 < n and body[j + 1] == "\\":
-            out.append("\\")  # `\\` of the outer string: one backslash of the inner one
-            j += 2
-        elif c == "\\" and inside:
-            out.append(body[j:j + 2])
-            j += 2
-        elif c == "[" and not inside and body.startswith("[|", j):  # a raw string, whole
+        if c == "\\":
+            k = _run(body, j)
+            quote = j + k < n and body[j + k] == '"'
+            if quote and k == 1:  # a string of the body's level opens or closes
+                out.append('" ' if inside else ' "')
+                inside = not inside
+            elif quote:  # an odd k inside such a string: `\\\"` is `\"` there
+                out.append("\\" * (k // 2) + '"')
+            else:  # `\\` is `\`; a last lone backslash escapes the next character
+                out.append("\\" * (k // 2) + ("\\" + body[j + k:j + k + 1] if k % 2 else ""))
+            j += k + (1 if quote or k % 2 else 0)
+        elif c == "[" and not inside and body.startswith("[|", j):
+            # a raw string: the outer string's escapes are read in it too
             end = body.find("|]", j + 2)
             end = n if end < 0 else end + 2
-            out.append(body[j:end])
+            out.append(re.sub(r'\\([\\"])', r"\1", body[j:end]))
             j = end
         elif c == '"' and not inside:  # a plain string: copied whole, escapes and all
             end = _scan(body, j + 1, ["str"], [])
@@ -145,6 +156,14 @@ def unescaped_quotes(body: str) -> str:
             out.append(c)
             j += 1
     return "".join(out)
+
+
+def _run(text: str, j: int) -> int:
+    """The number of backslashes from text[j] on."""
+    k = j
+    while k < len(text) and text[k] == "\\":
+        k += 1
+    return k - j
 
 
 def gap_end(text: str, j: int) -> int:

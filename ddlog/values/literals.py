@@ -17,7 +17,7 @@ from typing import Any
 
 from ddlog.errors import DDlogError, Span
 from ddlog.syntax import ast
-from ddlog.types import (RelationInfo, TFloat, TInt, TMap, TOption, TString, TStruct, Type,
+from ddlog.types import (RelationInfo, TCtor, TFloat, TInt, TMap, TOption, TString, TStruct, Type,
                          TypeMapping)
 from ddlog.values import Record, canonical_map, canonical_set
 
@@ -46,6 +46,11 @@ def row_of(atom: ast.Atom, rel: RelationInfo, file: str = "<input>",
     conv = _Converter(file, source)
     if atom.relation != rel.name:
         raise conv.error(f"expected a record of {rel.name}, found {atom.relation}", atom.span)
+    if atom.whole is not None:  # `R[e]`: the record as a value of R's type
+        t = rel.value_type or TStruct(rel.record, (TCtor(rel.record, rel.columns),))
+        value = conv.convert(atom.whole, t)
+        return (value,) if rel.shape == "value" else tuple(
+            value.values if isinstance(value, Record) else value)
     if atom.names is None:
         if len(atom.args) != rel.arity:
             raise conv.error(f"relation {rel.name} has {rel.arity} column(s), found "

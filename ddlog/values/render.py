@@ -28,6 +28,8 @@ Changes = dict[str, list[tuple[tuple, int]]]
 
 
 def record(info: RelationInfo, row: tuple) -> str:
+    if info.value_type is not None:  # a relation of tuples or of other values
+        return format_value(row if info.shape == "tuple" else row[0], info.value_type)
     return format_record(info.record, info.columns, row)
 
 

@@ -20,10 +20,22 @@ from tests.unit.test_dialect_time import MULTISETS, STREAMS
 # Recursion shapes
 
 # Linear and non-linear transitive closure over the same edges (both must agree), repeated
-# variables (a self-loop, a 2-cycle written as an intersection, a node on a cycle), and a
-# constant in a recursive atom.
+# variables (a self-loop, a 2-cycle written as an intersection, a node on a cycle), a
+# constant in a recursive atom, and DDlog's graph transformers over the same edges (relations
+# of pairs, reachability and a minimum per node in the strata after it).
 RECURSION = """
+import graph
 input relation Edge(src: bigint, dst: bigint)
+function src(e: Edge): bigint { e.src }
+function dst(e: Edge): bigint { e.dst }
+output relation Scc[(bigint, bigint)]
+apply SCC(Edge, src, dst) -> (Scc)
+output relation Cc[(bigint, bigint)]
+apply ConnectedComponents(Edge, src, dst) -> (Cc)
+output relation Bi[(bigint, bigint)]
+apply UnsafeBidirectionalEdges(Edge, src, dst) -> (Bi)
+output relation Acyclic[bigint]
+Acyclic[x] :- Edge(x, _), not Scc[(x, _)].
 output relation Lin(src: bigint, dst: bigint)
 output relation NonLin(src: bigint, dst: bigint)
 output relation SelfLoop(n: bigint)

@@ -603,7 +603,9 @@ def test_ddlog_style_programs(cli, name):
     itself checked against the xxhash library); chrono: the time library on times and dates
     an epoch gives, formats, chrono's parse errors and RFC 3339 (its expected lines checked
     by hand against chrono's rules: weekdays and ISO weeks of year 0, a leap second, leap
-    days, Julian days)."""
+    days, Julian days); components: the graph library's transformers and relations of
+    tuples and of values through a deletion that breaks a cycle (its expected labels worked
+    out by hand from the transformers' definitions)."""
     base = os.path.join(DIALECT, name)
     with open(base + ".dat", encoding="utf-8") as f:
         script = f.read()
