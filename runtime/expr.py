@@ -188,12 +188,11 @@ def float_divide(op: str, a: Column, b: Column, t: TFloat) -> Column:
                                                                            ).cast(spark_type(t))
 
 
-def float_text(c: Column, bits: int = 64) -> Column:
-    """A float as Rust displays it (what DDlog's `"${x}"` gives): the fewest significant
-    digits that read back as the same float, no exponent, no fractional part when it has
-    none, `inf`, `-inf`, `NaN`. The digits: `%.Ne` for the first N = 0, 1, .. whose text
-    reads back (Java's own text of a double is not always the shortest); then the point
-    moved."""
+def _shortest(c: Column, bits: int) -> Column:
+    """|c|'s fewest significant digits that read back as the same float, as a struct: `d` the
+    digits, `p` where the point goes (|c| = 0.d * 10^p), `n` how many digits. `%.Ne` for the
+    first N = 0, 1, .. whose text reads back (Java's own text of a double is not always the
+    shortest)."""
     kind = "float" if bits == 32 else "double"
     fewest = F.coalesce(*[F.when(F.format_string(f"%.{n}e", c).cast(kind) == c, F.lit(n))
                           for n in range(17 if bits == 64 else 9)])
@@ -204,7 +203,17 @@ def float_text(c: Column, bits: int = 64) -> Column:
         digits = F.replace(F.regexp_extract(s, "^([0-9.]+)", 1), F.lit("."), F.lit(""))
         point = 1 + F.regexp_extract(s, "e[+]?(-?[0-9]+)$", 1).cast("int")  # digits before it
         return F.struct(digits.alias("d"), point.alias("p"), F.length(digits).alias("n"))
+    return let(sci, parts)
 
+
+def _sign(c: Column) -> Column:
+    return F.when(F.startswith(c.cast("string"), F.lit("-")), F.lit("-")).otherwise(F.lit(""))
+
+
+def float_text(c: Column, bits: int = 64) -> Column:
+    """A float as Rust displays it (what DDlog's `"${x}"` gives): the fewest significant
+    digits that read back as the same float, no exponent, no fractional part when it has
+    none, `inf`, `-inf`, `NaN`."""
     def placed(v: Column) -> Column:
         d, p, n = v["d"], v["p"], v["n"]
         return (F.when(p >= n, F.concat(d, F.repeat(F.lit("0"), p - n)))
@@ -217,12 +226,38 @@ def float_text(c: Column, bits: int = 64) -> Column:
                       F.regexp_replace(F.regexp_replace(t, "0+$", ""), "[.]$", "")
                       ).otherwise(t)
 
-    text = let(let(let(sci, parts), placed), bare)
-    sign = F.when(F.startswith(c.cast("string"), F.lit("-")), F.lit("-")).otherwise(F.lit(""))
+    text = let(let(_shortest(c, bits), placed), bare)
     return (F.when(F.isnan(c), F.lit("NaN"))
             .when(c == F.lit(float("inf")), F.lit("inf"))
             .when(c == F.lit(float("-inf")), F.lit("-inf"))
-            .otherwise(F.concat(sign, text)))
+            .otherwise(F.concat(_sign(c), text)))
+
+
+def float_json(c: Column, bits: int = 64) -> Column:
+    """A float as serde_json writes it (Rust's ryu): `299792458.0`, `0.001234`, `1e30`,
+    `1.5e-7`; `null` for NaN and the infinities. Plain digits up to 10^16 (10^13 for a
+    32-bit float), from 10^-5."""
+    most = 16 if bits == 64 else 13
+
+    def placed(v: Column) -> Column:
+        d0, kk = v["d"], v["p"]
+        d = F.when(F.length(F.regexp_replace(d0, "0+$", "")) > 0,
+                   F.regexp_replace(d0, "0+$", "")).otherwise(F.lit("0"))
+        n = F.length(d)
+        return (F.when(F.abs(c) == 0, F.lit("0.0"))
+                .when((kk >= n) & (kk <= most),
+                      F.concat(d, F.repeat(F.lit("0"), kk - n), F.lit(".0")))
+                .when((kk > 0) & (kk <= most),
+                      F.concat(F.substring(d, F.lit(1), kk), F.lit("."),
+                               F.substring(d, kk + 1, n)))
+                .when((kk > -5) & (kk <= 0),
+                      F.concat(F.lit("0."), F.repeat(F.lit("0"), -kk), d))
+                .when(n == 1, F.concat(d, F.lit("e"), (kk - 1).cast("string")))
+                .otherwise(F.concat(F.substring(d, F.lit(1), F.lit(1)), F.lit("."),
+                                    F.substring(d, F.lit(2), n), F.lit("e"),
+                                    (kk - 1).cast("string"))))
+    return (F.when(F.isnan(c) | (F.abs(c) == F.lit(float("inf"))), F.lit("null"))
+            .otherwise(F.concat(_sign(c), let(_shortest(c, bits), placed))))
 
 
 def cast(c: Column, src: Type, dst: Type) -> Column:
@@ -320,6 +355,7 @@ class SparkLowering:
     order_key = staticmethod(order_key)
     compare = staticmethod(compare)
     to_string = staticmethod(to_string)
+    float_json = staticmethod(lambda c, t: float_json(c, t.bits))
     hex = staticmethod(hex_digits)
     int_from_words = staticmethod(lambda hi, lo, t: wide.join((hi, lo), t))
     xxhash64 = staticmethod(xxhash64)

@@ -51,6 +51,7 @@ class Lowering(Protocol):
     def order_key(self, c: Any, t: "Type") -> Any: ...  # Spark's order of it is DDlog's
     def sort(self, arr: Any, elem: "Type") -> Any: ...  # in DDlog's order of the elements
     def to_string(self, c: Any, t: "Type") -> Any: ...
+    def float_json(self, c: Any, t: "Type") -> Any: ...  # as serde_json writes a float
     def hex(self, c: Any, t: "Type") -> Any: ...  # an integer's digits, as Rust's `{:x}`
     def abs(self, c: Any, t: "Type") -> Any: ...  # a number's absolute value (wraps)
     # the integer wider than 64 bits whose upper and lower 64 bits the Longs hold

@@ -12,6 +12,7 @@ from ddlog.builtins.base import Args, Builtin, fixed
 from ddlog.builtins.codecs import CODECS
 from ddlog.builtins.floats import FLOATS
 from ddlog.builtins.library import LIBRARY
+from ddlog.builtins.jsons import JSON
 from ddlog.builtins.reflect import REFLECT
 from ddlog.builtins.regexes import REGEXES
 from ddlog.builtins.urls import URLS
@@ -152,7 +153,7 @@ def _contains_spark(sx, args, types, ty):
 
 _FUNCTIONS: dict[str, Builtin] = {
     **LIBRARY, **CODECS, **FLOATS, **REFLECT, **REGEXES, **URLS, **UUIDS, **NETS, **HASHES,
-    **TIMES,
+    **TIMES, **JSON,
     **{b.name: b for b in [
     Builtin("contains", 2, "contains(string, string) -> bool, contains(Vec<T> | Set<T>, T) -> bool",
             "substring test on strings, membership on Vec and Set",

@@ -10,7 +10,8 @@ ddlog.values.Group and a lambda a Python function.
 from __future__ import annotations
 
 from ddlog.builtins.base import Args, Builtin
-from ddlog.types import USIZE, TFloat, Type, is_numeric
+from ddlog.types import USIZE, TFloat, TSet, Type, is_numeric
+from ddlog.values import canonical_set
 from ddlog.values.ops import fix_number
 
 
@@ -49,7 +50,20 @@ def _items(sx, g):
     return g.getField("items")
 
 
+def _union_type(a: Args, hint) -> Type:
+    t = _elem(a)
+    a.want(0, isinstance(t, TSet), "a Group of Sets")
+    return t
+
+
+def _union_spark(sx, args, types, ty):
+    return sx.canonical_set(sx.F.flatten(_items(sx, args[0])), ty)
+
+
 GROUP_METHODS: dict[str, Builtin] = {b.name: b for b in [
+    Builtin("union", 1, "union(Group<K, Set<A>>) -> Set<A>", "the elements of any of the Sets",
+            _union_type, _union_spark,
+            lambda a, ts, t: canonical_set([x for s in a[0].items for x in s]), group=True),
     Builtin("count", 1, "count(Group<K, V>) -> usize",
             "number of elements (duplicates of `e` count)", _count_type,
             lambda sx, a, ts, t: sx.F.size(_items(sx, a[0])).cast("long"),

@@ -426,6 +426,27 @@ def _two_sets_type(a: Args, hint) -> Type:
     return t
 
 
+def _unions_type(a: Args, hint) -> Type:
+    t = a.infer(0, TVec(hint) if isinstance(hint, TSet) else None)
+    a.want(0, isinstance(t, (TVec, TGroup)) and isinstance(t.elem, TSet),
+           "a Vec or Group of Sets")
+    return t.elem
+
+
+def _unions_spark(sx, a, ts, t):
+    return sx.canonical_set(sx.F.flatten(_items_spark(a[0], ts[0])), t)
+
+
+def _unions_python(a, ts, t):
+    return canonical_set([x for s in _items(a[0], ts[0]) for x in s])
+
+
+def _unions(name: str) -> Builtin:
+    return Builtin(name, 1, f"{name}(Vec<Set<A>> | Group<K, Set<A>>) -> Set<A>",
+                   "the elements of any of the Sets", _unions_type, _unions_spark,
+                   _unions_python)
+
+
 def _singleton_type(kind):
     def rule(a: Args, hint) -> Type:
         inner = hint.elem if isinstance(hint, (TVec, TSet)) else None
@@ -790,6 +811,9 @@ LIBRARY: dict[str, Builtin] = {b.name: b for b in [
             "the elements of the first that are not in the second", _two_sets_type,
             lambda sx, a, ts, t: sx.F.array_except(a[0], a[1]),
             lambda a, ts, t: tuple(x for x in a[0] if x not in a[1])),
+    _unions("unions"), _unions("set_unions"), _unions("group_set_unions"),
+    # a Ref<Set<A>> is its Set<A>
+    _unions("setref_unions"), _unions("group_setref_unions"),
     _singleton("set_singleton", TSet),
     _empty("set_empty", TSet),
     Builtin("default", 0, "default() -> T", "T's default value (0, \"\", false, empty, None, "

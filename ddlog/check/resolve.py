@@ -18,7 +18,7 @@ from ddlog.types import (PRIMITIVES, TAny, TCtor, TFunc, TGroup, TInt, TMap, TOp
 
 # Built-in generic types and how many type arguments each takes.
 GENERICS: dict[str, int] = {"Vec": 1, "Set": 1, "Option": 1, "Group": 2, "Map": 2, "Ref": 1,
-                            "Intern": 1, "Set64": 1}
+                            "Intern": 1, "Set64": 1, "HashSet": 1}
 OPTION_CTORS = ("Some", "None")
 MAX_WIDTH = 128
 
@@ -182,7 +182,9 @@ class _Resolver:
             ts = [self.resolve(a) for a in args]
             if name == "Vec":
                 return TVec(ts[0])
-            if name in ("Set", "Set64"):  # tinyset's Set64: a Set, as compact as Spark keeps it
+            if name in ("Set", "Set64", "HashSet"):
+                # tinyset's Set64 and hashset's HashSet: Sets, as compact as Spark keeps them
+                # (a HashSet's elements in their order, not in Rust's hash order)
                 return TSet(ts[0])
             if name == "Option":
                 return TOption(ts[0])

@@ -415,13 +415,19 @@ class RuleChecker:
     def whole_body(self, item: ast.BodyAtom, rel: RelationInfo) -> None:
         """`R[p]` in a body: for a relation of tuples or other values, p is matched against
         the record as an atom's arguments are against its columns; for a relation of structs,
-        p must be a new variable, bound to the record (as `p in R()`)."""
+        p must be a variable: a new one is bound to the record (as `p in R()`), one bound
+        before is a record R must hold."""
         atom = item.atom
         p, atom.whole = atom.whole, None
         if rel.shape == "value":
             atom.args = [p]
         elif rel.shape == "tuple" and isinstance(p, ast.TupleLit) and len(p.items) == rel.arity:
             atom.args = list(p.items)
+        elif isinstance(p, ast.Var) and p.name in self.env:
+            # a record bound before: R holds it (its columns joined with its fields)
+            names = [str(k) for k in range(rel.arity)] if rel.shape == "tuple" \
+                else rel.column_names
+            atom.args = [ast.FieldAccess(ast.Var(p.name, p.span), n, p.span) for n in names]
         elif isinstance(p, ast.Var) and not item.negated:
             atom.names, item.record = [], p.name
         else:

@@ -33,12 +33,21 @@ STD_MODULES = frozenset({
 })
 
 # A library module's function that has another name among the built-ins: tinyset's Set64 is a
-# Set, so `TS::empty()` is `set_empty()` and `s1.TS::intersection(s2)` `set_intersection`
+# Set, so `TS::empty()` is `set_empty()` and `s1.TS::intersection(s2)` `set_intersection`;
+# hashset's HashSet is a Set too
 STD_NAMES: dict[str, dict[str, str]] = {
     "tinyset": {"empty": "set_empty", "singleton": "set_singleton", "union": "set_union",
                 "intersection": "set_intersection", "difference": "set_difference",
                 "unions": "set_unions", "group_to_set": "to_set"},
     "base64": {"encode": "base64_encode", "decode": "base64_decode"},
+    "hashset": {"hashset_singleton": "set_singleton", "hashset_empty": "set_empty",
+                "hashset_union": "set_union", "hashset_intersection": "set_intersection",
+                "hashset_difference": "set_difference", "hashset_unions": "set_unions",
+                "group_hashset_unions": "union", "to_hashset": "to_set", "hashset_size": "size",
+                "hashset_contains": "contains", "hashset_is_empty": "is_empty",
+                "hashset_nth": "nth", "hashset_to_vec": "to_vec", "hashset_insert": "insert",
+                "hashset_remove": "remove", "hashset_insert_imm": "insert_imm",
+                "hashset_arg_min": "arg_min", "hashset_arg_max": "arg_max"},
 }
 
 Parse = Callable[[str, str], ast.Program]  # (text, file) -> program
