@@ -72,6 +72,8 @@ class ForStmt:
     iterable: ast.Expr
     body: list["Statement"]
     span: Span
+    # the enclosing function's result type, which a `return` in the body gives (function_body)
+    result: ast.TypeExpr | None = None
 
 
 @dataclass
@@ -211,6 +213,12 @@ def function_body(body: ast.Expr, fail: Fail, result: ast.TypeExpr | None = None
     """A function's (or closure's) body, of the declared `result` type: a block that returns
     is complete here, and each `e?` a `match (e) { Some{v} -> v, None -> return None }`."""
     body = _tries(body, result, fail)
+    if result is not None:
+        def mark(x):
+            if isinstance(x, ForStmt):
+                x.result = result
+            return None
+        _rewrite(body, mark)
     if isinstance(body, PendingBlock) and not body.assigns:
         body = block(body.statements, body.value, fail)
     return _tail(body, lambda value: value, fail, at_function=True)
@@ -567,27 +575,37 @@ def _loop(s: ForStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
     """`for (x in v) { body }`: a fold over v whose state is the variables the body changes
     (and declared before the loop): `m = v.fold(|m, x| { body; m }, m)`, or with several,
     a tuple of them taken apart after the loop."""
-    if _returns(s.body):
-        raise fail("`return` inside a `for` loop is not supported (the loop is a fold over "
-                   "the collection); compute the result in a variable instead", s.span)
+    returns = _returns(s.body)
+    if returns and s.result is None:
+        raise fail("`return` inside a `for` loop of a closure is not supported; compute the "
+                   "result in a variable instead", s.span)
     changed = _free(s.body)
-    if not changed:
+    if not changed and not returns:
         raise fail("this loop has no effect: its body changes no variable declared before it",
                    s.span)
     sp = s.span
     # `break` stops the fold's steps with a flag carried in its state, `continue` ends a step:
-    # both give the state as it is, as a `return` from the step's body
-    flag = f"__break{sp.line}_{sp.col}" if _exits(s.body, "break") else None
-    names = changed + ([flag] if flag else [])
+    # both give the state as it is, as a `return` from the step's body. A `return` from the
+    # function is a `break` that also sets `ret` (None until then) to Some of its value,
+    # which is returned after the loop.
+    flag = f"__break{sp.line}_{sp.col}" if _exits(s.body, "break") or returns else None
+    ret = f"__ret{sp.line}_{sp.col}" if returns else None
+    names = changed + ([flag] if flag else []) + ([ret] if ret else [])
     statements = s.body
+
+    def state(at: Span, stop: bool, value: ast.Expr | None) -> ast.Expr:
+        values: list[ast.Expr] = [ast.Var(m, at) for m in changed]
+        if flag:
+            values.append(ast.Lit(stop, "bool", at))
+        if ret:
+            values.append(ast.Var(ret, at) if value is None else value)
+        return values[0] if len(values) == 1 else ast.TupleLit(values, at)
     if _exits(s.body):
         def exit_state(e: LoopExit) -> ReturnStmt:
-            values = [ast.Var(m, e.span) for m in changed]
-            if flag:
-                values.append(ast.Lit(e.kind == "break", "bool", e.span))
-            return ReturnStmt(values[0] if len(values) == 1 else ast.TupleLit(values, e.span),
-                              e.span)
+            return ReturnStmt(state(e.span, e.kind == "break", None), e.span)
         statements = _replace_exits(copy.deepcopy(s.body), exit_state)
+    if returns:
+        statements = _returns_as_exits(statements, state, fail)
     if len(names) == 1:
         acc = names[0]
         body = _tail(block(statements, ast.Var(acc, sp), fail), lambda v: v, fail,
@@ -607,8 +625,36 @@ def _loop(s: ForStmt, rest: ast.Expr, fail: Fail) -> ast.Expr:
     folded = ast.Call("fold", [items, step, _state(names, sp)], sp, method=True)
     if flag is None:
         return _unpack(changed, folded, rest, sp, "loop")
-    false = ast.Lit(False, "bool", sp)
-    return ast.Let(flag, false, _unpack(names, folded, rest, sp, "loop"), sp)
+    if ret:
+        value = f"__retv{sp.line}_{sp.col}"
+        rest = ast.MatchExpr(ast.Var(ret, sp), [
+            ast.MatchArm(ast.PCtor("Some", [(None, ast.PVar(value, sp))], sp),
+                         Return(ast.Var(value, sp), sp), sp),
+            ast.MatchArm(ast.PWild(sp), rest, sp)], sp)
+    out = _unpack(names, folded, rest, sp, "loop")
+    if ret:  # None until a `return`: an Option of the function's result type
+        none = ast.Ascribe(ast.StructLit("None", [], sp), ast.TypeName("Option", [s.result], sp),
+                           sp)
+        out = ast.Let(ret, none, out, sp)
+    return ast.Let(flag, ast.Lit(False, "bool", sp), out, sp)
+
+
+def _returns_as_exits(body: list[Statement], state, fail: Fail) -> list[Statement]:
+    """A loop body whose `return e`s (statements, and values of branches) end the fold's
+    step with the state that stops the loop and holds Some{e}. A `return` inside a loop in
+    the body is refused: the inner loop's fold would have to stop the outer one."""
+    def visit(x):
+        if isinstance(x, ForStmt):
+            if _returns(x.body):
+                raise fail("`return` inside a `for` loop inside another `for` loop is not "
+                           "supported; compute the result in a variable instead", x.span)
+            return x
+        if isinstance(x, (ReturnStmt, Return)):
+            value = x.value if x.value is not None else ast.TupleLit([], x.span)
+            some = ast.StructLit("Some", [(None, value)], x.span)
+            return type(x)(state(x.span, True, some), x.span)
+        return None
+    return _rewrite(copy.deepcopy(body), visit)
 
 
 def _exits(body: list[Statement], kind: str | None = None) -> bool:

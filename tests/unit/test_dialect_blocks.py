@@ -496,8 +496,11 @@ C(y) :- I(x), var y = [x].map(function(z: bigint): bigint { if (z < 0) { return 
     assert out["O"] == {(-5, -1, None, -400, "other", ()), (0, 0, None, 100, "other", ()),
                         (1, 1, None, 200, "one", ()), (6, 1, 18, 12, "other", ())}
     assert out["C"] == {(0,), (1,), (6,)}
-    parse_fails("function f(v: Vec<bigint>): bigint { var n = 0; for (x in v) { n = x; "
-                "return n }; n }", "`return` inside a `for` loop is not supported", "for (x")
+    # a `return` in a loop stops the loop's fold and returns its value after it
+    src = ("function f(v: Vec<bigint>): bigint { var n = 0; for (x in v) { n = x; "
+           "if (x > 2) return n * 10 }; n }\ninput relation V(v: Vec<bigint>)\n"
+           "output relation R(v: Vec<bigint>, r: bigint)\nR(v, f(v)) :- V(v).")
+    assert run(src, V={((1, 5, 9),), ((1, 2),)})["R"] == {((1, 5, 9), 50), ((1, 2), 2)}
 
 
 def test_return_as_the_value_of_a_branch():

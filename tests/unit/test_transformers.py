@@ -10,7 +10,8 @@ import random
 import pytest
 
 from ddlog.check import check_text
-from ddlog.errors import TypeCheckError
+from ddlog.errors import ParseError, TypeCheckError
+from ddlog.syntax.parser import parse_program
 from ddlog.syntax.commands import parse_commands
 from ddlog.values.literals import row_of
 from ddlog.values.render import dump_lines
@@ -194,12 +195,18 @@ def test_index_declarations_are_checked():
 STATEMENTS = r"""
 typedef C = C{f1: string, f2: string}
 function all(xs: Vec<bool>): bool {
-    var r = true;
     for (x in xs) {
-        if (not x) { r = false }
+        if (not x) return false
     };
-    if (r) return true;
-    false
+    return true
+}
+function first_big(xs: Vec<bigint>, n: bigint): Option<bigint> {
+    var seen = 0;
+    for (x in xs) {
+        seen = seen + 1;
+        if (x > n) { return Some{x * 10 + seen} }
+    };
+    None
 }
 function parens(): bigint {
     (var x = 1);
@@ -215,6 +222,8 @@ function fields(): string {
 }
 output relation Out(a: bool, b: bool, n: bigint, s: string, bell: string)
 Out(all([true, true]), all([true, false]), parens(), fields(), "\a\v").
+output relation Big(a: Option<bigint>, b: Option<bigint>)
+Big(first_big([1, 5, 7], 4), first_big([1], 4)).
 output relation Strings(s: string)
 Strings("${\"${\\\"${8+8}\\\"}\"}").
 Strings("${\"${\\\"${\\\\\\\"${9+9}\\\\\\\"}\\\"}\"}").
@@ -226,3 +235,17 @@ def test_statements_and_strings_of_ddlog_simple():
     out = run(STATEMENTS)
     assert out["Out"] == {(True, False, 32, "foofoobar", "\a\v")}
     assert out["Strings"] == {("16",), ("18",), (' "10" ',)}
+    assert out["Big"] == {(52, None)}
+
+
+def test_return_in_a_loop_is_refused_where_a_fold_cannot_stop():
+    nested = "function f(v: Vec<Vec<u8>>): u8 {\n  for (w in v) {\n    for (x in w) {\n" \
+             "      return x\n    }\n  };\n  0\n}"
+    with pytest.raises(ParseError) as info:
+        parse_program(nested, "t.dl")
+    assert "inside another `for` loop is not supported" in info.value.message
+    closure = "function f(v: Vec<u8>): u8 {\n  var g = |w: Vec<u8>| {\n" \
+              "    for (x in w) { return x };\n    0\n  };\n  g(v)\n}"
+    with pytest.raises(ParseError) as info:
+        parse_program(closure, "t.dl")
+    assert "a `for` loop of a closure is not supported" in info.value.message
