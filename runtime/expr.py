@@ -240,9 +240,7 @@ def float_json(c: Column, bits: int = 64) -> Column:
     most = 16 if bits == 64 else 13
 
     def placed(v: Column) -> Column:
-        d0, kk = v["d"], v["p"]
-        d = F.when(F.length(F.regexp_replace(d0, "0+$", "")) > 0,
-                   F.regexp_replace(d0, "0+$", "")).otherwise(F.lit("0"))
+        d, kk = F.regexp_replace(v["d"], "0+$", ""), v["p"]  # not empty: 0 is apart
         n = F.length(d)
         return (F.when(F.abs(c) == 0, F.lit("0.0"))
                 .when((kk >= n) & (kk <= most),

@@ -26,13 +26,14 @@ from __future__ import annotations
 import decimal
 import json
 import math
-import struct
 from typing import Any
 
 from ddlog.builtins.base import Args, Builtin, result_column
 from ddlog.types import (STRING, TAny, TBool, TFloat, TFunc, TGroup, TInt, TMap, TOption,
-                         TSet, TString, TStruct, TTuple, TVec, Type, result_type)
+                         TSet, TString, TStruct, TTuple, TVec, Type, is_u64, is_wide,
+                         result_type)
 from ddlog.values import Record, canonical_map, canonical_set, rust_float
+from ddlog.values.ops import render, round_float
 
 
 def _local(name: str) -> str:
@@ -83,8 +84,7 @@ def _from_json_type(a: Args, hint) -> Type:
 def json_float(v: float, bits: int) -> str:
     """A float as serde_json writes it (ryu): plain digits from 10^-5 up to 10^16 (10^13 for
     a 32-bit float), else the exponent form `1e30`, `1.5e-7`; `null` when not finite."""
-    if bits == 32 and not (math.isnan(v) or math.isinf(v)):
-        v = struct.unpack("f", struct.pack("f", v))[0] if abs(v) < 3.5e38 else math.inf * v
+    v = round_float(v, TFloat(bits))
     if math.isnan(v) or math.isinf(v):
         return "null"
     if v == 0:
@@ -111,10 +111,8 @@ def write(v: Any, t: Type) -> str:
     """serde_json's text of the value `v` of type `t`."""
     if isinstance(t, TOption):
         return "null" if v is None else write(v, t.elem)
-    if isinstance(t, TBool):
-        return "true" if v else "false"
-    if isinstance(t, TInt):
-        return str(v)
+    if isinstance(t, (TBool, TInt)):
+        return render(v, t)  # as DDlog writes them in text
     if isinstance(t, TFloat):
         return json_float(v, t.bits)
     if isinstance(t, TString):
@@ -284,10 +282,7 @@ def read(x: Any, t: Type) -> Any:
     if isinstance(t, TFloat):
         if _kind(x) not in ("integer", "floating point"):
             raise _invalid(x, t)
-        x = float(x)
-        if t.bits == 32 and abs(x) < 3.5e38:
-            return struct.unpack("f", struct.pack("f", float(x)))[0]
-        return float(x) if t.bits == 64 or abs(x) < 3.5e38 else math.inf * x
+        return round_float(float(x), t)
     if isinstance(t, TString):
         if not isinstance(x, str):
             raise _invalid(x, t)
@@ -557,7 +552,6 @@ def _dec(F, n: int):
 def _int_value(sx, digits, t: TInt):
     """The integer of type `t` whose decimal digits are `digits` (a decimal(38,0))."""
     F = sx.F
-    from ddlog.types import is_u64, is_wide
     if is_wide(t):
         two64 = _dec(F, 2 ** 64)
         hi = F.floor(digits / two64)

@@ -15,25 +15,16 @@ from tests.differential.harness import INCREMENTAL, Differential, ValueGen, Work
 from tests.support import seed_for
 from tests.unit.test_dialect_blocks import CLOSURES
 from tests.unit.test_dialect_time import MULTISETS, STREAMS
+from tests.unit.test_transformers import GRAPH
 
 # ---------------------------------------------------------------------------------------------
 # Recursion shapes
 
 # Linear and non-linear transitive closure over the same edges (both must agree), repeated
 # variables (a self-loop, a 2-cycle written as an intersection, a node on a cycle), a
-# constant in a recursive atom, and DDlog's graph transformers over the same edges (relations
-# of pairs, reachability and a minimum per node in the strata after it).
-RECURSION = """
-import graph
-input relation Edge(src: bigint, dst: bigint)
-function src(e: Edge): bigint { e.src }
-function dst(e: Edge): bigint { e.dst }
-output relation Scc[(bigint, bigint)]
-apply SCC(Edge, src, dst) -> (Scc)
-output relation Cc[(bigint, bigint)]
-apply ConnectedComponents(Edge, src, dst) -> (Cc)
-output relation Bi[(bigint, bigint)]
-apply UnsafeBidirectionalEdges(Edge, src, dst) -> (Bi)
+# constant in a recursive atom, and DDlog's graph transformers over the same edges (GRAPH:
+# relations of pairs, reachability and a minimum per node in the strata after it).
+RECURSION = GRAPH + """
 output relation Acyclic[bigint]
 Acyclic[x] :- Edge(x, _), not Scc[(x, _)].
 output relation Lin(src: bigint, dst: bigint)
