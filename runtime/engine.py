@@ -209,9 +209,12 @@ class Engine:
 
     def commit(self, updates: dict[str, list[Update]],
                persist: Persist | None = None,
-               progress: Progress | None = None) -> dict[str, DataFrame]:
+               progress: Progress | None = None,
+               as_sets: frozenset[str] = frozenset()) -> dict[str, DataFrame]:
         """Run one epoch. Returns the change (columns c0..cN, _w; lazy) of every relation whose
-        trace moved this epoch; a recursive relation's change may still net out to nothing."""
+        trace moved this epoch; a recursive relation's change may still net out to nothing.
+        `as_sets`: counted relations whose change is given as the change of the set of their
+        records (support_changes), not of their multiplicities."""
         stats = EpochStats(self.epoch + 1)
         recorder = Recorder(self.spark)
         stats.jobs_counted = recorder.counts
@@ -280,6 +283,7 @@ class Engine:
             raise
         self.moved = set(changes)
         changes.update(self.streams_now(changes))
+        changes.update(self.support_changes(changes, as_sets))
         stats.rows_out = sum(b.rows for rel, info in self.compiled.relations.items()
                              if info.role == "output" for b in self.traces[rel].cur_batches)
         with recorder.scope("end of epoch") as counted:
@@ -315,6 +319,31 @@ class Engine:
 
         asked = [p for s in self.strata for p in s.prefetch(keys_of)]
         return {("prefetch", k): p for k, p in enumerate(asked)}
+
+    def support_changes(self, changes: dict[str, DataFrame], rels: frozenset[str]
+                        ) -> dict[str, DataFrame]:
+        """What the change of a counted relation's multiplicities makes of the set of its
+        records: +1 for a record that appears, -1 for one that goes (as a relation made
+        distinct would change). Materialised before the epoch's end folds the batches the
+        relation's old value is read from."""
+        plans = {}
+        for rel in sorted(rels & set(changes)):
+            t = self.traces[rel]
+            zero = F.lit(0).cast("long")
+            parts = [changes[rel].select(*t.columns, col(WEIGHT).alias("_d"), zero.alias("_n"))]
+            old = t.summed(include_cur=False)
+            if old is not None:
+                parts.append(old.select(*t.columns, zero.alias("_d"), col(WEIGHT).alias("_n")))
+            # grouped by every column, so that null fields (None) match as equal
+            g = union_all(parts).groupBy(*t.columns).agg(
+                F.sum("_n").alias("_n"), (F.sum("_n") + F.sum("_d")).alias("_m"),
+                F.max(col("_d") != 0).alias("_moved"))
+            was, now = col("_n") > 0, col("_m") > 0
+            plans[rel] = g.where(col("_moved") & (was != now)).select(
+                *t.columns, F.when(now, 1).otherwise(-1).cast("long").alias(WEIGHT))
+        frames = materialize_many(plans, expect_large=None, config=self.config)
+        return {rel: fr.df if fr is not None else self.empty(rel)
+                for rel, fr in frames.items()}
 
     def streams_now(self, changes: dict[str, DataFrame]) -> dict[str, DataFrame]:
         """What a commit reports as an output stream's change: what it holds now (its old records

@@ -80,8 +80,10 @@ class SparkTypes(TypeMapping):
         return T.StructType(fields)
 
     def on_group(self, t):
+        # `weights`: each element's multiplicity (null: each 1)
         return T.StructType([T.StructField("key", self(t.key), True),
-                             T.StructField("items", T.ArrayType(self(t.elem), True), True)])
+                             T.StructField("items", T.ArrayType(self(t.elem), True), True),
+                             T.StructField("weights", T.ArrayType(T.LongType(), True), True)])
 
     def on_any(self, t):
         # the text of the value's type, and the value as Spark's to_json writes `{"v": x}`
@@ -152,7 +154,8 @@ class ToSpark(TypeMapping):
         return tuple(out)
 
     def on_group(self, t, v):
-        return (self(t.key, v.key), [self(t.elem, x) for x in v.items])
+        return (self(t.key, v.key), [self(t.elem, x) for x in v.items],
+                None if v.weights is None else list(v.weights))
 
     def on_any(self, t, v):
         # (a float may be written otherwise than Spark's to_json writes it: two Any of one
@@ -184,7 +187,8 @@ class _SparkJson(ToSpark):
         return {"_tag": v.ctor, v.ctor: inner} if ctor.fields else {"_tag": v.ctor}
 
     def on_group(self, t, v):
-        return {"key": self(t.key, v.key), "items": [self(t.elem, x) for x in v.items]}
+        return {"key": self(t.key, v.key), "items": [self(t.elem, x) for x in v.items],
+                "weights": None if v.weights is None else list(v.weights)}
 
     def on_any(self, t, v):
         return dict(zip(("t", "v"), super().on_any(t, v)))
@@ -244,7 +248,9 @@ class FromSpark(TypeMapping):
         return Record(c.name, tuple(self(ft, inner[n]) for n, ft in c.fields))
 
     def on_group(self, t, v):
-        return Group(self(t.key, v["key"]), tuple(self(t.elem, x) for x in v["items"]))
+        weights = v["weights"]
+        return Group(self(t.key, v["key"]), tuple(self(t.elem, x) for x in v["items"]),
+                     None if weights is None else tuple(weights))
 
     def on_any(self, t, v):
         held = t.known[v["t"]]

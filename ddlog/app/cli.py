@@ -153,6 +153,8 @@ def describe(compiled) -> str:
             why = f"  (added: {rel.delay_of} as it was one transaction before)"
         elif rel.name not in declared:
             why = f"  (added: the groups of the group_by at {rel.span.line}:{rel.span.col})"
+        elif rel.name in compiled.counted:
+            why = "  (counted: a group sees how many times each record is derived)"
         kind = "" if rel.kind == "relation" else f"{rel.kind} "
         lines.append(f"  {rel.role:<8} {kind}{rel.name}({cols}){why}")
     lines.append("strata:")
@@ -365,15 +367,15 @@ def print_changes(db, changes: dict, fmt: str, stats: bool = False) -> None:
              help="do not print what the program's facts put in the output relations when "
                   "they are committed at start (as DDlog's CLI flag)"),
          arg("--output-internal-relations", action="store_true",
-             help="show the internal relations too, in dumps and changes (as DDlog's "
-                  "compiler flag)"),
+             help="show the internal relations too, in dumps and changes, each made "
+                  "distinct (as DDlog's compiler flag, which makes them output relations)"),
          *SPARK_ARGS)
 def cmd_shell(args: argparse.Namespace) -> int:
     from ddlog.app.database import Database
     from ddlog.app.shell import Shell
 
     db = Database.for_program(args.program, args.state, spark_options(args),
-                              tuple(args.libraries))
+                              tuple(args.libraries), args.output_internal_relations)
     status = 1
     try:
         interactive = args.commands is None and sys.stdin.isatty()

@@ -102,12 +102,14 @@ class Database:
     @classmethod
     def for_program(cls, program_path: str, state_dir: str | None = None,
                     options: SparkOptions | None = None,
-                    libraries: tuple[str, ...] = ()) -> "Database":
+                    libraries: tuple[str, ...] = (),
+                    distinct_internal: bool = False) -> "Database":
         """The shell: a program file, with a state directory that is created on the first
         commit or must hold a state of this very program. The program is checked before the
         directory is touched. `libraries`: where its imports are looked for after its own
-        directory."""
-        db = cls._of_file(program_path, options, libraries)
+        directory. `distinct_internal`: every internal relation made distinct (DDlog's
+        `--output-internal-relations`: ddlog/plan/compile.py)."""
+        db = cls._of_file(program_path, options, libraries, distinct_internal)
         if state_dir is not None:
             db._claim(StateDir(state_dir), existing=True)
         return db
@@ -122,12 +124,26 @@ class Database:
 
     @classmethod
     def _of_file(cls, program_path: str, options: SparkOptions | None,
-                 libraries: tuple[str, ...]) -> "Database":
+                 libraries: tuple[str, ...], distinct_internal: bool = False) -> "Database":
         roots = [os.path.abspath(d) for d in libraries]
-        db = cls(load_text(read_text(program_path), program_path, tuple(roots)),
-                 options=options)
+        db = cls(load_text(read_text(program_path), program_path, tuple(roots),
+                           distinct_internal), options=options)
         db.libraries = roots
         return db
+
+    def _check_counted(self, state: StateDir, manifest: Manifest) -> None:
+        """The state's traces hold the multiplicities of the relations this program counts,
+        and sets elsewhere (a state written by a ddlog that made every relation distinct
+        cannot be read by one that keeps some counted, nor the other way)."""
+        stored, now = sorted(manifest.counted), sorted(self.compiled.counted)
+        if stored == now:
+            return
+        how = ("was built with every internal relation distinct (shell "
+               "--output-internal-relations, or a ddlog older than counted relations)"
+               if not stored else f"counts the internal relations {', '.join(stored)}")
+        raise StateError(f"state {state.path} {how}, and the program run now counts "
+                         f"{', '.join(now) or 'none'}: its stored values cannot be read so; "
+                         f"run it as the state was built, or build a new state")
 
     def _claim(self, state: StateDir, existing: bool) -> None:
         """Become the writer of `state` (a new or empty directory, or a state of this program
@@ -142,6 +158,7 @@ class Database:
                                      f"{manifest.epoch}): change it with `ddlog feed` or "
                                      f"`ddlog refresh`, or remove the directory to start again")
                 state.check_program(manifest, self.text, self.file, self.module_hashes())
+                self._check_counted(state, manifest)
                 state.verify(manifest)
         except BaseException:
             state.abandon()
@@ -167,9 +184,12 @@ class Database:
             manifest = state.read_manifest()
             text = state.read_program(manifest)
             state.verify(manifest)
-            db = cls(load_text(text, manifest.program_file, tuple(manifest.libraries)), state,
-                     manifest, options, writer)
+            # a state that counts no relation was built with every relation distinct (or
+            # needs none counted): it is read so
+            db = cls(load_text(text, manifest.program_file, tuple(manifest.libraries),
+                               not manifest.counted), state, manifest, options, writer)
             state.check_modules(manifest, db.module_hashes())
+            db._check_counted(state, manifest)
             return db
         except BaseException:
             state.release()
@@ -430,7 +450,9 @@ class Database:
             persist = None
             if self.state is not None:
                 persist = Persister(self.state, self.spark, engine.epoch + 1)
-            every = engine.commit(updates, persist=persist, progress=progress)
+            # a counted relation shown changes as the set of its records does
+            every = engine.commit(updates, persist=persist, progress=progress,
+                                  as_sets=self.compiled.counted if internal else frozenset())
             shown = ("output", "internal") if internal else ("output",)
             changes = {r: self.named(r, df) for r, df in every.items()
                        if r in self.relations and self.relations[r].role in shown
@@ -480,7 +502,7 @@ class Database:
                             snapshot(self._engine.all_traces()), dict(self.inputs),
                             dict(self.outputs), stream=dict(self.stream),
                             modules=self.module_hashes(), libraries=list(self.libraries),
-                            costs=self._engine.costs())
+                            costs=self._engine.costs(), counted=sorted(self.compiled.counted))
         self.state.write_manifest(manifest)
         self.manifest = manifest
         self.state.collect_garbage(manifest)

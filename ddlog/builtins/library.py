@@ -370,22 +370,22 @@ def _loop_items_type(a: Args, hint) -> Type:
 
 def _loop_items_spark(sx, a, ts, t):
     """What `for (x in c)` visits: a Map's entries, a Group's (value, weight) pairs (as
-    DDlog's group iterator: each distinct value once, with how often the group has it),
+    DDlog's group iterator: each element, one per distinct valuation, with its multiplicity),
     the elements of anything else."""
     F, c, ct = sx.F, a[0], ts[0]
     if not isinstance(ct, TGroup):
         return c  # a Map is its array of entries
-    items = _items_spark(c, ct)
-    return F.transform(F.array_distinct(items), lambda x: F.struct(
-        x.alias("_0"), F.size(F.filter(items, lambda y: y == x)).cast("long").alias("_1")))
+    weights = F.coalesce(c.getField("weights"),
+                         F.array_repeat(F.lit(1).cast("long"), F.size(c.getField("items"))))
+    return F.zip_with(c.getField("items"), weights,
+                      lambda x, w: F.struct(x.alias("_0"), w.alias("_1")))
 
 
 def _loop_items_python(a, ts, t):
     c, ct = a[0], ts[0]
     if not isinstance(ct, TGroup):
         return tuple(c)  # a Map is its tuple of entries
-    items = _items(c, ct)
-    return tuple((x, items.count(x)) for x in dict.fromkeys(items))
+    return tuple(zip(c.items, c.weights or (1,) * len(c.items)))
 
 
 def _option_items_spark(sx, c, t: Type):

@@ -15,12 +15,13 @@ from ddlog.syntax.source import read_text
 __all__ = ["CompiledProgram", "compile_program", "load", "load_file", "load_text"]
 
 
-def load_text(text: str, file: str = "<input>",
-              libraries: tuple[str, ...] = ()) -> CompiledProgram:
+def load_text(text: str, file: str = "<input>", libraries: tuple[str, ...] = (),
+              distinct_internal: bool = False) -> CompiledProgram:
     """`libraries`: directories where imported modules are looked for after the program's
-    own (DDlog's `-L`)."""
+    own (DDlog's `-L`). `distinct_internal`: every internal relation made distinct
+    (compile_program)."""
     with collector_paused():
-        return compile_program(check_text(text, file, libraries))
+        return compile_program(check_text(text, file, libraries), distinct_internal)
 
 
 def load(path_or_text: str, file: str | None = None,

@@ -7,7 +7,9 @@ time, left to right, as the DDlog chapter of the DBSP paper compiles Datalog to 
 - `not R(..)` is an antijoin with distinct(π_keys(R));
 - a predicate is a filter, `var v = e` a map, `var v = FlatMap(e)` a flatmap;
 - `var g = e.group_by(k)` a GroupBy (last term: see ddlog/plan/normalize.py);
-- the head is a projection; the rules of one relation are summed and passed through distinct.
+- the head is a projection; the rules of one relation are summed and passed through distinct,
+  except for a multiset, a stream, and an internal relation whose multiplicities a group can
+  see (`counted_relations`).
 """
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ class CompiledProgram:
     relations: dict[str, RelationInfo]  # declared + internal (group relations, __unit)
     strata: list[Stratum]
     circuits: list[Circuit]  # one per stratum that has rules, in evaluation order
+    # internal relations that keep each record's number of derivations (counted_relations)
+    counted: frozenset[str] = frozenset()
 
 
 def free_vars(e: IRExpr) -> set[str]:
@@ -91,9 +95,11 @@ def _eq(a, b) -> IRExpr:
 class _Builder:
     """Builds one stratum's circuit."""
 
-    def __init__(self, stratum: Stratum, relations: dict[str, RelationInfo]):
+    def __init__(self, stratum: Stratum, relations: dict[str, RelationInfo],
+                 counted: frozenset[str] = frozenset()):
         self.stratum = stratum
         self.relations = relations
+        self.counted = counted
         self.nodes: list[Node] = []
         self.sources: dict[str, int] = {}
         self.keys = 0
@@ -237,7 +243,7 @@ class _Builder:
                     bound[k.name] = k.ty
                 bound[item.var] = g_t
                 before = rule.body[:next(k for k, x in enumerate(rule.body) if x is item)]
-                counted = any(self.relations[a.atom.relation].weighted for a in before
+                counted = any(self.keeps_multiplicities(a.atom.relation) for a in before
                               if isinstance(a, ast.BodyAtom) and not a.negated)
                 cur = self.add(GroupBy, schema, input=cur, keys=keys, elem=lower(item.expr),
                                column=var_col(item.var), key_type=key_t, counted=counted)
@@ -250,6 +256,9 @@ class _Builder:
         schema = [(f"c{k}", t) for k, t in enumerate(info.column_types)]
         return self.add(Select, schema, input=cur, outputs=outputs,
                         label=f"head {rule.head.relation}")
+
+    def keeps_multiplicities(self, rel: str) -> bool:
+        return self.relations[rel].weighted or rel in self.counted
 
     def build(self) -> Circuit:
         heads: dict[str, list[int]] = {r: [] for r in self.stratum.relations}
@@ -267,8 +276,9 @@ class _Builder:
             grouped = (len(ins) == 1 and isinstance(self.nodes[self.nodes[ins[0]].input],
                                                     GroupBy))
             u = ins[0] if len(ins) == 1 else self.add(Union_, schema, sources=ins)
-            # a multiset or a stream keeps its multiplicities: no distinct
-            d = u if grouped or info.weighted else self.add(Distinct, schema, input=u)
+            # a multiset, a stream or a counted relation keeps its multiplicities: no distinct
+            d = u if grouped or self.keeps_multiplicities(rel) \
+                else self.add(Distinct, schema, input=u)
             outputs[rel] = self.add(Output, schema, input=d, relation=rel)
             delays[rel] = d
         return Circuit(self.stratum.index, self.stratum.relations, self.stratum.recursive,
@@ -276,7 +286,10 @@ class _Builder:
 
 
 @recursion_room()
-def compile_program(program: CheckedProgram) -> CompiledProgram:
+def compile_program(program: CheckedProgram, distinct_internal: bool = False
+                    ) -> CompiledProgram:
+    """`distinct_internal`: no relation is counted (counted_relations), as DDlog's
+    `--output-internal-relations` makes every internal relation an output, made distinct."""
     relations, rules = normalize(program)
     strata = stratify_rules(list(relations), rules, program.file, program.source)
     for s in strata:
@@ -288,5 +301,46 @@ def compile_program(program: CheckedProgram) -> CompiledProgram:
                 f"{rel.kind} '{rel.name}' is recursive (with {', '.join(sorted(s.relations))}): "
                 f"a recursive relation must be a set, whose distinct ends the fixpoint",
                 rule.span, program.source)
-    circuits = [_Builder(s, relations).build() for s in strata if s.rules]
-    return CompiledProgram(program, relations, strata, circuits)
+    counted = frozenset() if distinct_internal else counted_relations(relations, strata)
+    circuits = [_Builder(s, relations, counted).build() for s in strata if s.rules]
+    return CompiledProgram(program, relations, strata, circuits, counted)
+
+
+def counted_relations(relations: dict[str, RelationInfo], strata: list[Stratum]
+                      ) -> frozenset[str]:
+    """The internal relations whose records keep their number of derivations instead of being
+    made distinct. DDlog applies distinct to output relations and recursive ones only, so a
+    record of an internal relation derived twice weighs 2 in a group over it, which a loop
+    `for ((x, w) in g)` sees. Nothing else can tell a relation from its distinct, so only the
+    relations a group reads, and those their multiplicities come from, are kept counted: the
+    others stay sets. A recursive relation (whose distinct ends its fixpoint), a relation read
+    through a delay (`R-1`, which holds R's value) and a group relation stay sets."""
+    recursive = {r for s in strata if s.recursive for r in s.relations}
+    delayed = {info.delay_of for info in relations.values() if info.delay_of is not None}
+
+    def candidate(rel: str) -> bool:
+        info = relations[rel]
+        return (info.role == "internal" and info.kind == "relation" and rel not in recursive
+                and rel not in delayed and info.delay_of is None and not rel.startswith("__"))
+
+    by_head: dict[str, list[str]] = {}  # relation -> the relations its rules read
+    todo: list[str] = []  # the relations a group reads
+    for r in (r for s in strata for r in s.rules):
+        atoms = [(k, x.atom.relation) for k, x in enumerate(r.body)
+                 if isinstance(x, ast.BodyAtom) and not x.negated]
+        by_head.setdefault(r.head.relation, []).extend(a for _, a in atoms)
+        groups = [k for k, x in enumerate(r.body) if isinstance(x, ast.BodyGroupBy)]
+        todo.extend(a for k, a in atoms if groups and k < groups[-1])
+    counted: set[str] = set()
+    seen: set[str] = set()
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        if candidate(rel):
+            counted.add(rel)
+        elif not relations[rel].weighted:
+            continue  # a set: what it reads is not seen through it
+        todo.extend(by_head.get(rel, []))  # a multiset's records count theirs too
+    return frozenset(counted)

@@ -12,7 +12,7 @@ language and the conversion of Spark rows (runtime/ converts to and from this fo
 | Set<T>          | tuple, sorted by `sort_key`, no duplicates                     |
 | Option<T>       | None, or the inner value                                       |
 | user struct/enum| Record(ctor, (field values in declaration order))              |
-| Group<K, V>     | Group(key, (elements sorted by `sort_key`))                    |
+| Group<K, V>     | Group(key, (elements sorted by `sort_key`), weights)           |
 
 A relation's row is a tuple of column values.
 """
@@ -48,8 +48,14 @@ class AnyValue:
 
 @dataclass(frozen=True)
 class Group:
+    """A group's key and its elements, one per distinct valuation of the rule's body before
+    `group_by`; `weights`, when a valuation may occur more than once (the body reads a
+    multiset, a stream or a counted relation: ddlog/plan/compile.py), each element's
+    multiplicity, which only a loop `for ((x, w) in g)` sees; None: each 1."""
+
     key: Any
     items: tuple
+    weights: tuple | None = None
 
 
 @dataclass(frozen=True)

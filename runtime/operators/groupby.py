@@ -1,7 +1,9 @@
 """GroupBy: `var g = e.group_by(k)` (only in non-recursive strata; see ddlog/plan/normalize.py).
 
-A group holds one element per distinct valuation of its input with that key: the value of e
-(over a multiset or a stream, once per unit of the valuation's multiplicity).
+A group holds one element per distinct valuation of its input with that key: the value of e;
+when the input may hold a valuation more than once (it reads a multiset, a stream or a counted
+relation), also each element's multiplicity (`weights`), which a loop `for ((x, w) in g)`
+reads and every other group function ignores, as DDlog's.
 Incrementally, only the groups whose key occurs in the input delta Δ change: for those keys K,
 old groups come from the integrated input A restricted to K, new ones from (A + Δ) restricted to
 K; the output delta is `new - old` (a group whose content did not change cancels out).
@@ -14,7 +16,7 @@ from pyspark.sql import functions as F
 from ddlog.plan.circuit import GroupBy
 from ddlog.runtime.backend import aggregate_where, col
 from ddlog.runtime.config import DEFAULT, Config
-from ddlog.runtime.expr import compile_expr, sort
+from ddlog.runtime.expr import compile_expr, order_key, sort
 from ddlog.runtime.operators.base import Context, Operator, Step, narrow
 from ddlog.runtime.schema import WEIGHT
 from ddlog.runtime.views import TraceView
@@ -48,15 +50,21 @@ class GroupByOp(Operator):
         if z is None:
             return None
         rows = consolidate(z, self.in_cols, positive=True)  # summed over iterations too
-        items = F.collect_list(self.elem)
-        if self.counted:  # each valuation once per unit of its multiplicity
-            items = F.flatten(F.collect_list(F.array_repeat(self.elem, col(WEIGHT).cast("int"))))
+        if self.counted:  # the elements sorted with their weights beside them
+            pairs = F.sort_array(F.collect_list(F.struct(
+                order_key(self.elem, self.elem_type).alias("k"), self.elem.alias("v"),
+                col(WEIGHT).alias("w"))))
+            items = F.transform(col("__items"), lambda p: p["v"])
+            weights = F.transform(col("__items"), lambda p: p["w"])
+        else:
+            pairs = sort(F.collect_list(self.elem), self.elem_type)
+            items, weights = col("__items"), F.lit(None).cast("array<bigint>")
         # the aggregate and its filter as one plan (the API's way is three, each analysed)
-        g = aggregate_where(rows, self.keys, sort(items, self.elem_type).alias("__items"),
+        g = aggregate_where(rows, self.keys, pairs.alias("__items"),
                             F.size("__items") > 0)  # no keys: a global group of nothing is none
         return g.select(*self.keys,
-                        F.struct(self._key().alias("key"), col("__items").alias("items"))
-                        .alias(self.column),
+                        F.struct(self._key().alias("key"), items.alias("items"),
+                                 weights.alias("weights")).alias(self.column),
                         F.lit(sign).cast("long").alias(WEIGHT))
 
     def step(self, i: int) -> Step | None:

@@ -63,6 +63,9 @@ class Manifest:
     # seen; how its rules misjudged finished runs: misses), each when there is one
     # (runtime/fallback.py)
     costs: dict[str, dict] = field(default_factory=dict)
+    # the internal relations whose traces hold multiplicities, not sets
+    # (ddlog/plan/compile.py: counted_relations)
+    counted: list[str] = field(default_factory=list)
 
     def body(self) -> dict:
         return asdict(self)
@@ -117,7 +120,7 @@ class Manifest:
         modules = {k: _Reader.check_str(v, f"modules.{k}") for k, v in m.dict("modules").items()}
         return cls(m.str("program_sha256"), m.str("program_file"), m.int("epoch"), traces,
                    inputs, outputs, float(committed), FORMAT, stream, modules,
-                   m.strings("libraries"), _costs(m.dict("costs")))
+                   m.strings("libraries"), _costs(m.dict("costs")), m.strings("counted"))
 
 
 def _checksum(body: dict) -> str:

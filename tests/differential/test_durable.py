@@ -365,3 +365,41 @@ def test_a_small_batch_is_stored_as_json_that_reads_back_every_value(spark, tmp_
     (file.parent / "part-00001.json").write_text("{}\n")
     with pytest.raises(StateError, match="not ours part-00001.json"):
         state.verify(manifest)  # what opening a state checks before attaching
+
+
+WEIGHTS = Path(__file__).resolve().parents[1] / "e2e" / "dialect" / "weights.dl"
+
+
+def test_a_counted_relation_shown_changes_as_its_set_of_records(spark, tmp_path):
+    """weights.dl counts Both's derivations. Shown as an internal relation (what `ddlog serve`
+    gives a shell with --output-internal-relations), Both changes as the set of its records:
+    the edge back adds a derivation to two records and shows nothing, the loss of both
+    derivations of a record shows its deletion. The state lists Both as counted and opens
+    again so."""
+    db = Database.for_program(str(WEIGHTS), str(tmp_path / "st"))
+    assert db.compiled.counted == frozenset({"Both"})
+
+    def commit(*updates) -> dict:
+        txn = Transaction()
+        for op, row in updates:
+            (txn.insert if op == "+" else txn.delete)("E", row)
+        return db.change_rows(db.commit(txn, internal=True))
+
+    try:
+        first = commit(("+", (1, 2)), ("+", (3, 1)))
+        assert first["Both"] == [((1, 2), 1), ((1, 3), 1), ((2, 1), 1), ((3, 1), 1)]
+        back = commit(("+", (2, 1)))
+        assert "Both" not in back and back["W"] == [
+            ((1, 2, 5, 2, 5), -1), ((1, 3, 7, 2, 5), 1), ((2, 1, 1, 1, 1), -1),
+            ((2, 2, 2, 1, 1), 1)]
+        gone = commit(("-", (1, 2)), ("-", (2, 1)))
+        assert gone["Both"] == [((1, 2), -1), ((2, 1), -1)]
+    finally:
+        db.close()
+    again = Database.open(str(tmp_path / "st"))
+    try:
+        assert again.manifest.counted == ["Both"] and again.compiled.counted == {"Both"}
+        assert sorted(tuple(r) for r in again.engine.value("Both").collect()) == [(1, 3),
+                                                                                    (3, 1)]
+    finally:
+        again.close()

@@ -465,6 +465,33 @@ def test_internal_relations_raw_strings_and_implication(cli, tmp_path):
     assert shell_prints(cli, tmp_path, DIALECT_PROGRAM, DIALECT_SCRIPT) == OUTPUTS_ALONE
 
 
+def test_the_flag_makes_counted_relations_distinct(cli, tmp_path):
+    """An internal relation keeps its multiplicities (tests/e2e/dialect/weights.dl), unless
+    --output-internal-relations makes it distinct, as DDlog's flag makes it an output: then
+    the edge back derives nothing new and the second commit changes nothing. A state built one
+    way is refused the other way, with the reason; `ddlog query` reads it as it was built."""
+    base = os.path.join(DIALECT, "weights")
+    with open(base + ".dat", encoding="utf-8") as f:
+        script = f.read()
+    state = tmp_path / "st"
+    r = cli("shell", base + ".dl", "--output-internal-relations", "--state", state,
+            input=script)
+    assert r.code == 0, r
+    first = ["W{.a = 1, .derivations = 2, .weighed_sum = 5, .distinct = 2, .sum = 5}",
+             "W{.a = 2, .derivations = 1, .weighed_sum = 1, .distinct = 1, .sum = 1}",
+             "W{.a = 3, .derivations = 1, .weighed_sum = 1, .distinct = 1, .sum = 1}"]
+    # the first commit's changes, then none, then the dump: the first values again
+    assert r.out.splitlines()[2:] == [
+        "Both:", "Both{.a = 1, .b = 2}: +1", "Both{.a = 1, .b = 3}: +1",
+        "Both{.a = 2, .b = 1}: +1", "Both{.a = 3, .b = 1}: +1",
+        "W:", *(w + ": +1" for w in first), *first], r.out
+    r = cli("shell", base + ".dl", "--state", state, input="dump W;\n")
+    assert r.code == 1 and "every internal relation distinct" in r.err, r
+    assert "Traceback" not in r.err
+    r = cli("query", "--state", state, "W")
+    assert r.code == 0 and r.out.splitlines() == first, r
+
+
 OUTPUTS_ALONE = r"""Out:
 Out{.x = 7, .s = "<raw\\n>\"", .ok = false}: +1
 Out:
@@ -605,7 +632,9 @@ def test_ddlog_style_programs(cli, name):
     by hand against chrono's rules: weekdays and ISO weeks of year 0, a leap second, leap
     days, Julian days); components: the graph library's transformers and relations of
     tuples and of values through a deletion that breaks a cycle (its expected labels worked
-    out by hand from the transformers' definitions)."""
+    out by hand from the transformers' definitions); weights: an internal relation's
+    multiplicities in a group's loop weights, through an insertion and a deletion (worked out
+    by hand)."""
     base = os.path.join(DIALECT, name)
     with open(base + ".dat", encoding="utf-8") as f:
         script = f.read()

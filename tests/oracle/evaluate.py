@@ -93,7 +93,8 @@ def eval_body(body: list[ast.BodyItem], db: Relations) -> Counter:
     multiplicity (1 over sets; over a multiset or a stream the product of the matched
     records' multiplicities, summed over the ways to reach the valuation)."""
     current: Counter = Counter({frozenset(): 1})
-    counted = False  # whether a multiset or a stream was read: a group then weighs elements
+    counted = False  # whether a multiset, a stream or a counted relation was read: a group
+    # then weighs its elements
     for item in body:
         if isinstance(item, ast.BodyAtom) and not item.negated:
             counted = counted or isinstance(db[item.atom.relation], Counter)
@@ -149,9 +150,9 @@ def _step(item: ast.BodyItem, current: Counter, db: Relations,
 def _group_by(item: ast.BodyGroupBy, current: Counter, counted: bool) -> Iterator[tuple]:
     """Group the distinct valuations (of positive multiplicity) by key; a group holds the
     value of the projected expression once per valuation (so equal values from different
-    valuations all count), and once per unit of its multiplicity when `counted` (the rule
-    reads a multiset or a stream). Afterwards only the keys and the group variable are
-    bound."""
+    valuations all count) with the valuation's multiplicity beside it when `counted` (the
+    rule reads a multiset, a stream or a counted relation). Afterwards only the keys and the
+    group variable are bound."""
     names = [k.name for k in item.keys]
     groups: dict[tuple, list] = {}
     for val, w in current.items():
@@ -159,11 +160,12 @@ def _group_by(item: ast.BodyGroupBy, current: Counter, counted: bool) -> Iterato
             continue
         env = dict(val)
         key_values = tuple(env[n] for n in names)
-        groups.setdefault(key_values, []).extend([E.evaluate(item.expr, env)] * (w if counted
-                                                                                 else 1))
+        groups.setdefault(key_values, []).append((E.evaluate(item.expr, env), w))
     for key_values, elems in groups.items():
         key = key_values[0] if len(names) == 1 else key_values
-        group = Group(key, tuple(sorted(elems, key=sort_key)))
+        elems.sort(key=lambda p: (sort_key(p[0]), p[1]))
+        weights = tuple(w for _, w in elems) if counted else None
+        group = Group(key, tuple(x for x, _ in elems), weights)
         yield _valuation({**dict(zip(names, key_values)), item.var: group}), 1
 
 
@@ -210,7 +212,9 @@ def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
     from ddlog.plan.strata import stratify  # looked up per call: a test substitutes a wrong order
 
     rels = program.relations
-    db: Relations = {name: Counter() if info.weighted else set()
+    strata = stratify(program)
+    bags = _counted(program, strata)
+    db: Relations = {name: Counter() if info.weighted or name in bags else set()
                      for name, info in rels.items()}
     for name, info in rels.items():
         if info.delay_of is not None and previous is not None:
@@ -228,7 +232,7 @@ def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
             raise EvaluationError(f"{name} has {program.relations[name].arity} columns, "
                                   f"but the row {bad[0]!r} has {len(bad[0])}")
 
-    for stratum in stratify(program):
+    for stratum in strata:
         members = set(stratum.relations)
         rules = [r for r in program.rules if r.head.relation in members]
         for iteration in range(max_iterations + 1):
@@ -240,7 +244,7 @@ def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
             heads = sorted({r.head.relation for r in rules})
             derived = [(rel, _derive(rules, rel, db)) for rel in heads]
             for rel, counted in derived:
-                if rels[rel].weighted:  # never recursive: one pass computes it
+                if isinstance(db[rel], Counter):  # never recursive: one pass computes it
                     db[rel] = counted
                     continue
                 rows = {row for row, w in counted.items() if w > 0}
@@ -251,7 +255,20 @@ def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
                 break
 
     _check_supported(program, db)
+    for name in bags:  # its value is the set of its records
+        db[name] = {row for row, w in db[name].items() if w > 0}
     return db
+
+
+def _counted(program: CheckedProgram, strata) -> set[str]:
+    """The relations kept with their number of derivations while evaluating: as DDlog, every
+    internal relation that is not recursive (nor read through a delay: `R-1` holds R's
+    value as a set here)."""
+    recursive = {r for s in strata if s.recursive for r in s.relations}
+    delayed = {info.delay_of for info in program.relations.values()}
+    return {name for name, info in program.relations.items()
+            if info.role == "internal" and info.kind == "relation" and name not in recursive
+            and name not in delayed and info.delay_of is None}
 
 
 def _check_supported(program: CheckedProgram, db: Relations) -> None:
@@ -261,7 +278,7 @@ def _check_supported(program: CheckedProgram, db: Relations) -> None:
     heads = {r.head.relation for r in program.rules}
     for name in heads:
         counted = _derive(program.rules, name, db)
-        if program.relations[name].weighted:
+        if isinstance(db[name], Counter):
             derived = counted
         else:
             derived = {row for row, w in counted.items() if w > 0}

@@ -53,3 +53,47 @@ def test_circuits_hold_only_ir(path):
             assert isinstance(sub, ir.IRNode), (type(node).__name__, type(sub).__name__, sub)
     assert seen
     explain_text(cp)
+
+
+COUNTED = """
+input relation E(a: bigint, b: bigint)
+relation A(a: bigint)
+A(a) :- E(a, _).
+relation B(a: bigint)
+B(a) :- A(a).
+B(a) :- E(_, a).
+multiset M(a: bigint)
+M(a) :- B(a).
+relation C(a: bigint)
+C(a) :- M(a).
+relation Neg(a: bigint)
+Neg(a) :- E(a, _).
+relation Rec(a: bigint)
+Rec(a) :- E(a, _).
+Rec(b) :- Rec(a), E(a, b).
+relation Old(a: bigint)
+Old(a) :- E(a, _).
+relation Plain(a: bigint)
+Plain(a) :- E(a, _).
+output relation G(n: usize)
+G(n) :- C(a), not Neg(a), Rec(a), Old-1(a), var n = a.group_by(()).count_distinct().
+output relation P(a: bigint)
+P(a) :- Plain(a).
+"""
+
+
+def test_counted_relations_are_those_a_group_sees_the_multiplicities_of():
+    """A group reads C (whose multiplicities come from the multiset M, and M's from B, B's
+    from A): those internal relations are counted and have no distinct; a relation negated, a
+    recursive one, one read through a delay and one no group reads stay sets. DDlog's
+    --output-internal-relations (distinct_internal) counts none."""
+    from ddlog.plan.circuit import Distinct, Output
+
+    cp = load_text(COUNTED)
+    assert cp.counted == {"A", "B", "C"}
+    for circuit in cp.circuits:
+        for rel, out in circuit.outputs.items():
+            inp = circuit.nodes[circuit.nodes[out].input]
+            assert isinstance(circuit.nodes[out], Output)
+            assert isinstance(inp, Distinct) == (rel in {"Neg", "Rec", "Old", "Plain", "P", "G"})
+    assert load_text(COUNTED, distinct_internal=True).counted == frozenset()
