@@ -138,8 +138,8 @@ class Database:
         stored, now = sorted(manifest.counted), sorted(self.compiled.counted)
         if stored == now:
             return
-        how = ("was built with every internal relation distinct (shell "
-               "--output-internal-relations, or a ddlog older than counted relations)"
+        how = ("was built with every internal relation distinct (by a shell with "
+               "--output-internal-relations, or by an earlier ddlog)"
                if not stored else f"counts the internal relations {', '.join(stored)}")
         raise StateError(f"state {state.path} {how}, and the program run now counts "
                          f"{', '.join(now) or 'none'}: its stored values cannot be read so; "

@@ -341,6 +341,6 @@ def counted_relations(relations: dict[str, RelationInfo], strata: list[Stratum]
         if candidate(rel):
             counted.add(rel)
         elif not relations[rel].weighted:
-            continue  # a set: what it reads is not seen through it
-        todo.extend(by_head.get(rel, []))  # a multiset's records count theirs too
+            continue  # a set: the multiplicities of what it reads end at its distinct
+        todo.extend(by_head.get(rel, []))  # they flow on into it: go on upstream
     return frozenset(counted)
