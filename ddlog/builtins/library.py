@@ -375,17 +375,18 @@ def _loop_items_spark(sx, a, ts, t):
     F, c, ct = sx.F, a[0], ts[0]
     if not isinstance(ct, TGroup):
         return c  # a Map is its array of entries
+    items = _items_spark(c, ct)
     weights = F.coalesce(c.getField("weights"),
-                         F.array_repeat(F.lit(1).cast("long"), F.size(c.getField("items"))))
-    return F.zip_with(c.getField("items"), weights,
-                      lambda x, w: F.struct(x.alias("_0"), w.alias("_1")))
+                         F.array_repeat(F.lit(1).cast("long"), F.size(items)))
+    return F.zip_with(items, weights, lambda x, w: F.struct(x.alias("_0"), w.alias("_1")))
 
 
 def _loop_items_python(a, ts, t):
     c, ct = a[0], ts[0]
     if not isinstance(ct, TGroup):
         return tuple(c)  # a Map is its tuple of entries
-    return tuple(zip(c.items, c.weights or (1,) * len(c.items)))
+    items = _items(c, ct)
+    return tuple(zip(items, c.weights or (1,) * len(items)))
 
 
 def _option_items_spark(sx, c, t: Type):

@@ -324,13 +324,13 @@ def counted_relations(relations: dict[str, RelationInfo], strata: list[Stratum]
                 and rel not in delayed and info.delay_of is None and not rel.startswith("__"))
 
     by_head: dict[str, list[str]] = {}  # relation -> the relations its rules read
-    todo: list[str] = []  # the relations a group reads
+    todo: list[str] = []  # the relations a group reads (normalised, a group ends its rule)
     for r in (r for s in strata for r in s.rules):
-        atoms = [(k, x.atom.relation) for k, x in enumerate(r.body)
+        atoms = [x.atom.relation for x in r.body
                  if isinstance(x, ast.BodyAtom) and not x.negated]
-        by_head.setdefault(r.head.relation, []).extend(a for _, a in atoms)
-        groups = [k for k, x in enumerate(r.body) if isinstance(x, ast.BodyGroupBy)]
-        todo.extend(a for k, a in atoms if groups and k < groups[-1])
+        by_head.setdefault(r.head.relation, []).extend(atoms)
+        if r.body and isinstance(r.body[-1], ast.BodyGroupBy):
+            todo.extend(atoms)
     counted: set[str] = set()
     seen: set[str] = set()
     while todo:

@@ -14,9 +14,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from ddlog.plan.circuit import GroupBy
+from ddlog.types import BIGINT, TTuple
 from ddlog.runtime.backend import aggregate_where, col
 from ddlog.runtime.config import DEFAULT, Config
-from ddlog.runtime.expr import compile_expr, order_key, sort
+from ddlog.runtime.expr import compile_expr, sort
 from ddlog.runtime.operators.base import Context, Operator, Step, narrow
 from ddlog.runtime.schema import WEIGHT
 from ddlog.runtime.views import TraceView
@@ -50,12 +51,11 @@ class GroupByOp(Operator):
         if z is None:
             return None
         rows = consolidate(z, self.in_cols, positive=True)  # summed over iterations too
-        if self.counted:  # the elements sorted with their weights beside them
-            pairs = F.sort_array(F.collect_list(F.struct(
-                order_key(self.elem, self.elem_type).alias("k"), self.elem.alias("v"),
-                col(WEIGHT).alias("w"))))
-            items = F.transform(col("__items"), lambda p: p["v"])
-            weights = F.transform(col("__items"), lambda p: p["w"])
+        if self.counted:  # (element, weight) pairs, sorted as tuples: by element first
+            pairs = sort(F.collect_list(F.struct(self.elem.alias("_0"), col(WEIGHT).alias("_1"))),
+                         TTuple((self.elem_type, BIGINT)))
+            items = F.transform(col("__items"), lambda p: p["_0"])
+            weights = F.transform(col("__items"), lambda p: p["_1"])
         else:
             pairs = sort(F.collect_list(self.elem), self.elem_type)
             items, weights = col("__items"), F.lit(None).cast("array<bigint>")

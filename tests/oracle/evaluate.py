@@ -265,7 +265,7 @@ def _counted(program: CheckedProgram, strata) -> set[str]:
     internal relation that is not recursive (nor read through a delay: `R-1` holds R's
     value as a set here)."""
     recursive = {r for s in strata if s.recursive for r in s.relations}
-    delayed = {info.delay_of for info in program.relations.values()}
+    delayed = {info.delay_of for info in program.relations.values() if info.delay_of}
     return {name for name, info in program.relations.items()
             if info.role == "internal" and info.kind == "relation" and name not in recursive
             and name not in delayed and info.delay_of is None}
