@@ -31,8 +31,8 @@ from typing import Callable, Generator, Hashable
 from pyspark.sql import DataFrame
 
 from ddlog.errors import EvaluationError
-from ddlog.plan.circuit import (Circuit, Delay, Distinct, FlatMap, Import, Negate, Output,
-                                Select, Union_)
+from ddlog.plan.circuit import (Circuit, Delay, Distinct, FlatMap, GroupBy, Import, Negate,
+                                Output, Select, Union_)
 from ddlog.plan.physical import StratumPlan, column_sources, stratum_plan
 from ddlog.runtime.config import DEFAULT, Config
 from ddlog.runtime.fallback import Check, Decider, Decision, GaveUp, Paces, Run, Scratch
@@ -227,8 +227,11 @@ class StratumRuntime:
         stats.mode = "fresh" if fresh else "incremental"
         inline = self._inline(fresh, imports)
         scan = bool(inline) and c.recursive and not fresh
+        # A group inside the recursion retracts its old groups as new ones come: the deltas
+        # are not all insertions even from nothing, and no operator may take them as such.
+        inserting = fresh and not (c.recursive and any(isinstance(n, GroupBy) for n in c.nodes))
         for op in self.ops.values():
-            op.begin_epoch(fresh, scan)
+            op.begin_epoch(inserting, scan)
         feedback = set(c.delays.values()) if c.recursive else set()
         weighed = c.recursive and not fresh  # an incremental run the fallback may give up
         budget = self._budget(imports) if weighed else None
@@ -564,6 +567,7 @@ class StratumRuntime:
                 if frame is not None:
                     sizes.append(frame.rows)
                     total += frame.rows
+                    moved = moved or self.circuit.recursive  # read back at i + 1
         # probes still carried found no action to go with: the horizon asks instead
         self.large = total > self.config.local_rows
         return sizes, moved

@@ -4,8 +4,11 @@ A stratum is one strongly connected component of the dependency graph (strata/gr
 are ordered topologically so every relation a stratum reads is complete before it runs; ties are
 broken by declaration order so the order (and every printout of it) is deterministic. A stratum
 is recursive when its component has several relations or a relation that reads itself: those run
-as a fixpoint (nested time: see runtime/stratum.py). A `not` or `group_by` edge inside a
-component has no stratified meaning and is rejected, naming the cycle and the rule.
+as a fixpoint (nested time: see runtime/stratum.py). A `not` edge inside a component has no
+stratified meaning and is rejected, naming the cycle and the rule. A `group_by` edge inside one
+is allowed, as DDlog allows it: each iteration groups the previous iteration's values, and the
+fixpoint is reached when they stop changing (a group's value can replace an earlier one, so such
+a recursion need not grow monotonically, nor end: the iteration limit stops it then).
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from typing import Any, Sequence
 
 import networkx as nx
 
-from ddlog.strata.graph import (NEGATIVE, POSITIVE, Dependency, RuleDeps, declaration_order,
+from ddlog.strata.graph import (NEGATIVE, Dependency, RuleDeps, declaration_order,
                           dependency_graph)
 
 
@@ -28,13 +31,12 @@ class Stratum:
 
 
 class NotStratified(Exception):
-    """A relation depends on itself through negation or aggregation: `dependency` is the
+    """A relation depends on itself through negation: `dependency` is the
     offending edge (the first in rule, then body order), `cycle` the relations around the
     loop, starting and ending at its head, in "depends on" direction."""
 
     def __init__(self, dependency: Dependency, cycle: tuple[str, ...]):
-        how = "negation" if dependency.kind == NEGATIVE else "aggregation"
-        super().__init__(f"relation '{dependency.head}' depends on itself through {how}: "
+        super().__init__(f"relation '{dependency.head}' depends on itself through negation: "
                          + " -> ".join(cycle))
         self.dependency = dependency
         self.cycle = cycle
@@ -42,7 +44,7 @@ class NotStratified(Exception):
 
 def stratify(relation_names: Sequence[str], rules: Sequence[RuleDeps]) -> list[Stratum]:
     """The strata of the relations (every one in exactly one stratum) under the rules, in
-    evaluation order; NotStratified when negation or aggregation closes a cycle."""
+    evaluation order; NotStratified when negation closes a cycle."""
     g = dependency_graph(relation_names, rules)
     order = declaration_order(g)
     cond = nx.condensation(g)  # DAG of SCCs; node attr 'members', graph attr 'mapping'
@@ -65,11 +67,11 @@ def stratify(relation_names: Sequence[str], rules: Sequence[RuleDeps]) -> list[S
 
 
 def _check_cycles(g: nx.MultiDiGraph, cond: nx.DiGraph, order: dict[str, int]) -> None:
-    """Raise on the first (in rule, then body order) negative/aggregate edge inside an SCC."""
+    """Raise on the first (in rule, then body order) negative edge inside an SCC."""
     component = cond.graph["mapping"]  # relation -> SCC id
     bad: list[tuple[tuple[int, int], Dependency]] = []
     for u, v, key, dep in g.edges(keys=True, data="dep"):
-        if dep.kind != POSITIVE and component[u] == component[v]:
+        if dep.kind == NEGATIVE and component[u] == component[v]:
             bad.append((key, dep))
     if not bad:
         return

@@ -68,6 +68,10 @@ class Shell:
         self.txn: Transaction | None = None
         self.file = "<stdin>"
         self.source: Callable[[], str | None] = lambda: None
+        # the relations `dump;` shows: as DDlog's, those that had a change since the program
+        # started (or were dumped by name); None: every one (a stored state continued, whose
+        # earlier sessions are not known)
+        self.seen: set[str] | None = None
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -167,8 +171,10 @@ class Shell:
         if self.db.epoch != 0:
             return
         facts = UNIT in self.db.compiled.relations or self.db.compiled.program.input_facts
-        rows = self.db.change_rows(self.db.commit(Transaction(), self.progress,
-                                                  internal=self.internal)) if facts else {}
+        changes = self.db.commit(Transaction(), self.progress,
+                                 internal=self.internal) if facts else {}
+        self.seen = set(changes)
+        rows = self.db.change_rows(changes) if changes else {}
         if show:
             self._print(self._change_lines(rows, first=True))
 
@@ -182,12 +188,15 @@ class Shell:
         return [line for name in sorted(blocks) for line in blocks[name]]
 
     def _dump_all(self) -> None:
-        """`dump;`: every shown relation, sorted by name. DDlog's standard library holds an
-        internal relation of one record, `ddlog_std::Singleton`, which DDlog shows among the
-        internal relations; it is shown here too, so that dumps read as DDlog's."""
+        """`dump;`: every shown relation `seen` so far, sorted by name. DDlog's standard
+        library holds an internal relation of one record, `ddlog_std::Singleton`, which DDlog
+        shows among the internal relations; it is shown here too, so that dumps read as
+        DDlog's."""
         db = self.db
         names = db.output_names + (db.internal_names + [SINGLETON] if self.internal else [])
         for name in sorted(names):
+            if self.seen is not None and name not in self.seen and name != SINGLETON:
+                continue
             if name == SINGLETON:
                 self._print([f"{SINGLETON}:", f"{SINGLETON}{{}}", ""])
             else:
@@ -220,6 +229,8 @@ class Shell:
             txn = self.txn
             changes = db.commit(txn, self.progress, internal=self.internal)
             self.txn = None
+            if self.seen is not None:
+                self.seen |= set(changes)
             if cmd.dump_changes:
                 self._print(self._change_lines(db.change_rows(changes)))
             if db.outputs:
@@ -240,6 +251,8 @@ class Shell:
             else:
                 info = db.relation(cmd.relation, cmd.span, self.source())
                 self._print(render.dump_lines(info, db.rows(info.name)))
+                if self.seen is not None:
+                    self.seen.add(info.name)
         elif isinstance(cmd, C.Echo):
             self._print([cmd.text])
         elif isinstance(cmd, C.Exit):

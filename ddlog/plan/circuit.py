@@ -19,7 +19,8 @@ Operators and their incremental forms:
 - Select, FlatMap, Union, Negate: linear, applied to the delta as it is.
 - Join, AntiJoin: bilinear; keep traces of both inputs (4-term nested formula).
 - Distinct: keeps the trace of its input (nested distinct formula).
-- GroupBy: only in non-recursive strata; recomputes the groups whose key changed.
+- GroupBy: recomputes the groups whose key changed (in a recursive stratum, by the nested
+  formula over the keys this epoch touched).
 - Output (∫): the relation's value is the sum over iterations and epochs of its input.
 """
 from __future__ import annotations

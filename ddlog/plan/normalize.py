@@ -2,10 +2,11 @@
 
 `var g = e.group_by(k)` ends a rule's valuation, so a rule is split there: the part
 up to the group_by defines a fresh relation `__G<n>(k.., g)`, and the rest of the rule reads it.
-Afterwards every GroupBy is the last body item of a rule whose head is such a relation, which
-stratification puts in a non-recursive stratum of its own (a cycle through it would be a cycle
-through `group_by`, already rejected). Facts and bodies that start with no relation read the
-one-row relation `__unit()`, inserted in the first epoch.
+Afterwards every GroupBy is the last body item of a rule whose head is such a relation: in a
+non-recursive stratum of its own, or in the recursive one of the relations it reads when the
+rule's head reads the group back (DDlog allows aggregation inside a recursion). Facts and
+bodies that start with no relation read the one-row relation `__unit()`, inserted in the first
+epoch.
 """
 from __future__ import annotations
 

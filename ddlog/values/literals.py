@@ -17,8 +17,8 @@ from typing import Any
 
 from ddlog.errors import DDlogError, Span
 from ddlog.syntax import ast
-from ddlog.types import (RelationInfo, TCtor, TFloat, TInt, TMap, TOption, TString, TStruct, Type,
-                         TypeMapping)
+from ddlog.types import (RelationInfo, TCtor, TFloat, TInt, TMap, TOption, TSet, TString, TStruct,
+                         Type, TypeMapping)
 from ddlog.values import Record, canonical_map, canonical_set
 
 # Spark stores bigint as a 64-bit long (runtime/schema.py), so a bigint constant must fit in one.
@@ -34,8 +34,9 @@ def mutated(old: Any, expr: ast.Expr, ty: Type, file: str = "<input>",
             source: str | None = None) -> Any:
     """`old` changed by the record `expr` of a `modify` command, as DDlog changes it: a
     constructor of old's one changes the fields it gives (recursively), a Map `[(k, v), ..]`
-    changes the keys it gives (`(k, ())` removes k, a new key takes v), anything else is the
-    new value."""
+    changes the keys it gives (`(k, ())` removes k, a new key takes v), a Set `[x, ..]` has
+    each element it gives toggled (the symmetric difference), anything else is the new
+    value."""
     return _Converter(file, source).mutate(old, expr, ty)
 
 
@@ -161,6 +162,8 @@ class _Converter:
                 else:
                     entries[k] = self.convert(v, ty.value)
             return canonical_map(entries.items())
+        if isinstance(ty, TSet) and isinstance(e, ast.VecLit):
+            return canonical_set(set(old) ^ set(self.convert(e, ty)))
         return self.convert(e, ty)
 
     def convert(self, e: ast.Expr, ty: Type) -> Any:

@@ -651,6 +651,25 @@ output relation Pairs(a: bigint, c: bigint)
 Pairs(a, c) :- Via(a, c).
 """
 
+# A group inside a recursion (DDlog allows it): each iteration groups the previous one's
+# values, so a group's new value replaces the one it gave before: `Span` grows a set of
+# labels along the edges, `Dist` keeps, per node, its distance 0 as a source and the least of
+# its predecessors' distances plus the edge's length, which shrinks as the fixpoint finds
+# shorter paths of more edges.
+RECURSIVE_GROUPS = """
+input relation Edge(a: bigint, b: bigint)
+input relation Label(n: bigint, l: bigint)
+input relation Source(n: bigint)
+output relation Span(n: bigint, s: Set<bigint>)
+Span(n, s) :- Label(n, l), var s = l.group_by(n).to_set().
+Span(p, s) :- Edge(c, p), Span(c, cs), var s = cs.group_by(p).group_set_unions().
+output relation Dist(n: bigint, d: bigint)
+Dist(n, 0) :- Source(n).
+Dist(b, d) :- Dist(a, da), Edge(a, b), var d = (da + 1 + (a + b) % 3).group_by(b).min().
+output relation Far(n: bigint, k: usize)
+Far(n, k) :- Dist(n, d), d > 1, Span(n, s), var k = s.group_by(n).count_distinct().
+"""
+
 
 def _workload_targeted() -> dict[str, tuple[str, Workload]]:
     nodes = tuple(range(6))
@@ -710,6 +729,9 @@ def _workload_targeted() -> dict[str, tuple[str, Workload]]:
                                                      "Fact": 1})),
         "counted": (COUNTED, Workload(values=ValueGen(ints=(0, 1, 2, 3)),
                                       initial_for={"E": 6, "M": 4})),
+        "recursive_groups": (RECURSIVE_GROUPS, Workload(
+            values=ValueGen(ints=(0, 1, 2, 3, 4, 5)),
+            initial_for={"Edge": 8, "Label": 4, "Source": 2})),
         "numbers": (NUMBERS, Workload(
             values=ValueGen(ints=(0, 1, 2, 3, 7, 200, 255), floats=(0.5, 1.0, 3.0, 12.0)),
             rows={"U": lambda rng, s: (rng.choice(U64S), rng.choice(U64S))},
@@ -735,6 +757,29 @@ def test_targeted_against_oracle(spark, name):
 
 # ---------------------------------------------------------------------------------------------
 # Regressions found by the tests above, reduced to the operator
+
+
+def test_a_recursive_group_replaces_its_value_at_the_later_iteration_of_its_past(spark):
+    """From nothing, a group's value at an iteration retracts the one it gave at the one
+    before (the distinct may not take its input as insertions only). Then a shortcut edge
+    gives a node a shorter distance at iteration 1; the longer one it had came at iteration 3
+    of the earlier epoch, where its group must now drop it, though nothing else of the epoch
+    reaches iteration 3 (the group's horizon). Deleting the shortcut brings it back there."""
+    from ddlog.api import Program
+
+    p = Program.load(RECURSIVE_GROUPS, spark, config=INCREMENTAL)
+    d = Differential(p, "recursive group horizon")
+    d.step([("insert", "Source", (0,))]
+           + [("insert", "Edge", (a, a + 1)) for a in range(3)]
+           + [("insert", "Label", (a, a + 1)) for a in range(3)])
+    assert d.expected["Dist"] == {(0, 0), (1, 2), (2, 3), (3, 6)}
+    # Span(2, [2]) came at iteration 2 and left at 3, when Span(1, [1]) reached node 2
+    assert d.expected["Span"] == {(0, (1,)), (1, (2,)), (1, (1,)), (2, (3,)), (2, (1, 2)),
+                                  (3, (1, 2, 3))}
+    d.step([("insert", "Edge", (0, 3))])
+    assert d.expected["Dist"] == {(0, 0), (1, 2), (2, 3), (3, 1)}
+    d.step([("delete", "Edge", (0, 3))])
+    assert d.expected["Dist"] == {(0, 0), (1, 2), (2, 3), (3, 6)}
 
 
 @pytest.mark.parametrize("keyed", [False, True], ids=["cartesian", "keyed"])

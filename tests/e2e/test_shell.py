@@ -634,7 +634,9 @@ def test_ddlog_style_programs(cli, name):
     tuples and of values through a deletion that breaks a cycle (its expected labels worked
     out by hand from the transformers' definitions); weights: an internal relation's
     multiplicities in a group's loop weights, through an insertion and a deletion (worked out
-    by hand)."""
+    by hand); span: a group inside a recursion (DDlog's redist.dl), whose values replace the
+    ones they grow from, through insertions and deletions, and `dump;` leaving out the
+    relation no commit changed (worked out by hand)."""
     base = os.path.join(DIALECT, name)
     with open(base + ".dat", encoding="utf-8") as f:
         script = f.read()

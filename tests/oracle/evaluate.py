@@ -207,8 +207,9 @@ def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
     previous transaction, which the delayed relations (`R-1`) read.
 
     Strata are evaluated in order; within a stratum, all its rules are applied to the current
-    values until nothing changes (naive fixpoint). Negated and grouped relations always come
-    from lower strata, so they are final when read."""
+    values, which their results replace, until nothing changes (naive fixpoint from nothing,
+    as DDlog iterates a recursive fragment). Negated relations always come from lower strata,
+    so they are final when read; a group may read a relation of its own stratum."""
     from ddlog.plan.strata import stratify  # looked up per call: a test substitutes a wrong order
 
     rels = program.relations
@@ -247,9 +248,11 @@ def evaluate(program: CheckedProgram, inputs: dict[str, Iterable[tuple]],
                 if isinstance(db[rel], Counter):  # never recursive: one pass computes it
                     db[rel] = counted
                     continue
+                # the value of the next iteration is what the rules derive from this one's
+                # (a group over a relation of the recursion can replace a record it derived)
                 rows = {row for row, w in counted.items() if w > 0}
-                if not rows <= db[rel]:
-                    db[rel] |= rows
+                if rows != db[rel]:
+                    db[rel] = rows
                     changed = True
             if not changed:
                 break

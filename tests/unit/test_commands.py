@@ -470,6 +470,14 @@ def test_modify_changes_what_it_gives():
     assert json == Record("N", (1, ((1, (("x", "y"),)),)))
 
 
+def test_modify_toggles_the_elements_of_a_set_it_gives():
+    # DDlog's mutator of a set: each element given goes if there, comes if not
+    ty = TStruct("S", (TCtor("S", (("key", BIGINT), ("s", TSet(BIGINT)))),))
+    cmd = parse_commands("modify S 1 <- S{.s = [3, 1, 7, 7]};")[0]
+    old = Record("S", (1, (1, 2, 3, 4)))
+    assert mutated(old, cmd.value, ty) == Record("S", (1, (2, 4, 7)))
+
+
 @pytest.mark.parametrize("text,message", [
     ('N{.m = [(1, @json"{\\"x\\": 1}")]}', 'expected string, found the JSON value 1'),
     ('N{.m = [(1, @json"{x")]}', "this @json value is not JSON"),
