@@ -782,6 +782,24 @@ def test_a_recursive_group_replaces_its_value_at_the_later_iteration_of_its_past
     assert d.expected["Dist"] == {(0, 0), (1, 2), (2, 3), (3, 6)}
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_recursive_group_under_drawn_decisions(spark, seed):
+    """The fallback's ways with a recursion through groups: recomputed, given up on midway
+    and run incrementally, as a seeded source draws them (the epochs are checked against the
+    oracle, and each way is taken at least once)."""
+    from ddlog.api import Program
+    from ddlog.runtime.config import Config
+
+    text, workload = TARGETED["recursive_groups"]
+    p = Program.load(text, spark, config=Config(decisions=f"random:{seed}"))
+    d = Differential(p, f"recursive groups decisions=random:{seed}",
+                     seed_for(f"recursive_groups/decisions/{seed}"))
+    d.run(workload, epochs=10)
+    ways = [s.mode + (" (gave up)" if "gave up" in s.why else "")
+            for e in d.stats for s in e.strata if "Span" in s.relations]
+    assert {"incremental", "recomputed", "recomputed (gave up)"} <= set(ways), ways
+
+
 @pytest.mark.parametrize("keyed", [False, True], ids=["cartesian", "keyed"])
 def test_join_with_past_iterations_that_hold_no_batch(spark, keyed):
     """A trace's past_iters() is a superset: when an epoch's batches cancel out when merged
