@@ -93,7 +93,7 @@ class TypeCheckError(DDlogError):
 
 
 class StratificationError(DDlogError):
-    """A relation depends on itself through negation or aggregation."""
+    """A relation depends on itself through negation."""
 
 
 class UpdateError(DDlogError):

@@ -31,9 +31,9 @@ class Stratum:
 
 
 class NotStratified(Exception):
-    """A relation depends on itself through negation: `dependency` is the
-    offending edge (the first in rule, then body order), `cycle` the relations around the
-    loop, starting and ending at its head, in "depends on" direction."""
+    """A relation depends on itself through negation: `dependency` is the offending edge (the
+    first in rule, then body order), `cycle` the relations around the loop, starting and
+    ending at its head, in "depends on" direction."""
 
     def __init__(self, dependency: Dependency, cycle: tuple[str, ...]):
         super().__init__(f"relation '{dependency.head}' depends on itself through negation: "

@@ -1,7 +1,8 @@
 """DDlog rules as stratification sees them (the strata/ package knows no DDlog): each body
 atom of a rule is a dependency of its head, positive, negative (`not R(..)`) or through an
-aggregate (an atom before a `group_by`); a cycle through the last two is a StratificationError
-located at the rule that closes it."""
+aggregate (an atom before a `group_by`); a cycle through a negative one is a
+StratificationError located at the rule that closes it (DDlog allows a cycle through an
+aggregate)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
