@@ -7,7 +7,7 @@ runtime/schema.py, the Python value representation in ddlog/values/. The relatio
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from ddlog.errors import Span
@@ -77,7 +77,12 @@ class TVec(Type):
 
 @dataclass(frozen=True)
 class TSet(Type):
+    """`Set<T>`, DDlog's ordered set; also hashset's `HashSet<T>` (`hashed`), which is a Set
+    in every way but the order it prints its elements in (ddlog/values/rusthash.py), so that
+    the two compare equal as types."""
+
     elem: Type
+    hashed: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         return f"Set<{self.elem}>"
@@ -223,7 +228,7 @@ def substitute(t: Type, bound: dict[str, Type]) -> Type:
     if isinstance(t, TVar):
         return bound.get(t.name, t)
     if isinstance(t, (TVec, TSet, TOption)):
-        return type(t)(substitute(t.elem, bound))
+        return replace(t, elem=substitute(t.elem, bound))  # a HashSet stays one
     if isinstance(t, TGroup):
         return TGroup(substitute(t.key, bound), substitute(t.elem, bound))
     if isinstance(t, TMap):

@@ -184,8 +184,8 @@ class _Resolver:
                 return TVec(ts[0])
             if name in ("Set", "Set64", "HashSet"):
                 # tinyset's Set64 and hashset's HashSet: Sets, as compact as Spark keeps them
-                # (a HashSet's elements in their order, not in Rust's hash order)
-                return TSet(ts[0])
+                # (a HashSet prints its elements in Rust's hash order, see TSet)
+                return TSet(ts[0], hashed=name == "HashSet")
             if name == "Option":
                 return TOption(ts[0])
             if name == "Map":

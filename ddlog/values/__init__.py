@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddlog.types import STD_TYPES, TInt, TOption, Type, TypeMapping
+from ddlog.values.rusthash import hash_order
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,13 @@ class _DumpKey(TypeMapping):
     def on_vec(self, t, v):
         return tuple(self(t.elem, x) for x in v)
 
-    on_set = on_map = on_vec
+    on_map = on_vec
+
+    def on_set(self, t, v):
+        if not t.hashed:
+            return self.on_vec(t, v)
+        # a HashSet: by size, then element by element in its iteration order
+        return (len(v), self.on_vec(t, hash_order(v, t, lambda x: self(t.elem, x))))
 
     def on_option(self, t, v):
         return self(t.elem, v)
@@ -239,7 +246,10 @@ class _Format(TypeMapping):
     def on_vec(self, t, v):
         return "[" + ", ".join(self(t.elem, x) for x in v) + "]"
 
-    on_set = on_vec
+    def on_set(self, t, v):
+        if t.hashed:  # a HashSet prints in its iteration order
+            v = hash_order(v, t, lambda x: _DUMP_KEY(t.elem, x))
+        return self.on_vec(t, v)
 
     def on_map(self, t, v):
         return self.on_vec(t, v)  # `[(k, v), ...]`, as DDlog prints a Map
