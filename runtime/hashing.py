@@ -10,7 +10,8 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from ddlog.builtins.hashes import P1, P2, P3, P4, P5, rust_bytes
+from ddlog.builtins.hashes import P1, P2, P3, P4, P5
+from ddlog.values.rusthash import rust_bytes
 from ddlog.runtime import wide
 from ddlog.types import TBool, Type
 

@@ -6,7 +6,8 @@ are hashed by Rust in ways not reproduced here and are refused.
 from __future__ import annotations
 
 from ddlog.builtins.base import Args, Builtin
-from ddlog.types import TBool, TInt, Type
+from ddlog.types import TInt, Type
+from ddlog.values.rusthash import hash_bytes, rotl64, rust_bytes
 
 # ddlog_std's seeds: hash64 is XXH64 with the first; hash128 puts the second's below it
 SEED1, SEED2 = 0x23B691A751D0E108, 0x20B09801DCE5FF84
@@ -16,34 +17,20 @@ P1, P2, P3 = 0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9
 P4, P5 = 0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5
 
 
-def rust_bytes(t: Type) -> int | None:
-    """How many bytes Rust's `Hash` writes for a value of `t` (its width rounded up to u8,
-    u16, u32, u64 or u128), None for a type hashed otherwise."""
-    if isinstance(t, TBool):
-        return 1
-    if isinstance(t, TInt) and t.width is not None:
-        return next(n for n in (1, 2, 4, 8, 16) if t.width <= 8 * n)
-    return None
-
-
-def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (64 - r))) & _M
-
-
 def xxh64(data: bytes, seed: int) -> int:
     """XXH64 of fewer than 32 bytes (the widest value hashed here has 16)."""
     h = (seed + P5 + len(data)) & _M
     i = 0
     while i + 8 <= len(data):
-        k = (_rotl((int.from_bytes(data[i:i + 8], "little") * P2) & _M, 31) * P1) & _M
-        h = (_rotl(h ^ k, 27) * P1 + P4) & _M
+        k = (rotl64((int.from_bytes(data[i:i + 8], "little") * P2) & _M, 31) * P1) & _M
+        h = (rotl64(h ^ k, 27) * P1 + P4) & _M
         i += 8
     if i + 4 <= len(data):
         h ^= (int.from_bytes(data[i:i + 4], "little") * P1) & _M
-        h = (_rotl(h, 23) * P2 + P3) & _M
+        h = (rotl64(h, 23) * P2 + P3) & _M
         i += 4
     for b in data[i:]:
-        h = (_rotl(h ^ ((b * P5) & _M), 11) * P1) & _M
+        h = (rotl64(h ^ ((b * P5) & _M), 11) * P1) & _M
     h = ((h ^ (h >> 33)) * P2) & _M
     h = ((h ^ (h >> 29)) * P3) & _M
     return h ^ (h >> 32)
@@ -59,20 +46,15 @@ def _hash_type(result: Type):
     return rule
 
 
-def _bytes(v, t: Type) -> bytes:
-    n = rust_bytes(t)
-    return (int(v) % (1 << (8 * n))).to_bytes(n, "little")
-
-
 HASHES: dict[str, Builtin] = {b.name: b for b in [
     Builtin("hash64", 1, "hash64(T) -> bit<64>, T a bool or fixed-width integer",
             "ddlog_std's hash (XXH64 of the bytes Rust hashes)", _hash_type(U64),
             lambda sx, a, ts, t: sx.xxhash64(a[0], ts[0], SEED1),
-            lambda a, ts, t: xxh64(_bytes(a[0], ts[0]), SEED1), wide_integers=True),
+            lambda a, ts, t: xxh64(hash_bytes(a[0], ts[0]), SEED1), wide_integers=True),
     Builtin("hash128", 1, "hash128(T) -> bit<128>, T a bool or fixed-width integer",
             "ddlog_std's 128-bit hash (two XXH64 of the bytes Rust hashes)", _hash_type(U128),
             lambda sx, a, ts, t: sx.int_from_words(sx.xxhash64(a[0], ts[0], SEED1),
                                                    sx.xxhash64(a[0], ts[0], SEED2), U128),
-            lambda a, ts, t: (xxh64(_bytes(a[0], ts[0]), SEED1) << 64)
-            | xxh64(_bytes(a[0], ts[0]), SEED2), wide_integers=True),
+            lambda a, ts, t: (xxh64(hash_bytes(a[0], ts[0]), SEED1) << 64)
+            | xxh64(hash_bytes(a[0], ts[0]), SEED2), wide_integers=True),
 ]}

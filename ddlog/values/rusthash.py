@@ -21,21 +21,32 @@ from ddlog.types import (TBool, TInt, TMap, TOption, TSet, TString, TStruct, TTu
 _MASK = (1 << 64) - 1
 
 
-def _rotl(x: int, b: int) -> int:
+def rotl64(x: int, b: int) -> int:
+    """A 64-bit word rotated left by b bits."""
     return ((x << b) | (x >> (64 - b))) & _MASK
+
+
+def rust_bytes(t: Type) -> int | None:
+    """How many bytes Rust's `Hash` writes for a value of `t` when it is a bool or a
+    fixed-width integer (its width rounded up to u8, u16, u32, u64 or u128); None otherwise."""
+    if isinstance(t, TBool):
+        return 1
+    if isinstance(t, TInt) and t.width is not None:
+        return next(n for n in (1, 2, 4, 8, 16) if t.width <= 8 * n)
+    return None
 
 
 def _round(v: list[int]) -> None:
     v[0] = (v[0] + v[1]) & _MASK
-    v[1] = _rotl(v[1], 13) ^ v[0]
-    v[0] = _rotl(v[0], 32)
+    v[1] = rotl64(v[1], 13) ^ v[0]
+    v[0] = rotl64(v[0], 32)
     v[2] = (v[2] + v[3]) & _MASK
-    v[3] = _rotl(v[3], 16) ^ v[2]
+    v[3] = rotl64(v[3], 16) ^ v[2]
     v[0] = (v[0] + v[3]) & _MASK
-    v[3] = _rotl(v[3], 21) ^ v[0]
+    v[3] = rotl64(v[3], 21) ^ v[0]
     v[2] = (v[2] + v[1]) & _MASK
-    v[1] = _rotl(v[1], 17) ^ v[2]
-    v[2] = _rotl(v[2], 32)
+    v[1] = rotl64(v[1], 17) ^ v[2]
+    v[2] = rotl64(v[2], 32)
 
 
 def siphash13(data: bytes, k0: int = 0, k1: int = 0) -> int:
@@ -59,23 +70,15 @@ def siphash13(data: bytes, k0: int = 0, k1: int = 0) -> int:
     return v[0] ^ v[1] ^ v[2] ^ v[3]
 
 
-def _int_bytes(v: int, t: TInt) -> bytes | None:
-    if t.width is None:
-        return None
-    size = next(n for n in (1, 2, 4, 8, 16) if t.width <= 8 * n)
-    return (v % (1 << (8 * size))).to_bytes(size, "little")
-
-
 def _length(n: int) -> bytes:
     return n.to_bytes(8, "little")
 
 
 def hash_bytes(v: Any, t: Type) -> bytes | None:
     """The bytes Rust's `Hash` of the value gives the hasher (None: not modelled)."""
-    if isinstance(t, TBool):
-        return bytes([1 if v else 0])
-    if isinstance(t, TInt):
-        return _int_bytes(v, t)
+    n = rust_bytes(t)
+    if n is not None:  # its little-endian bits
+        return (int(v) % (1 << (8 * n))).to_bytes(n, "little")
     if isinstance(t, TString):
         return v.encode("utf-8") + b"\xff"
     if isinstance(t, TTuple):
