@@ -136,6 +136,10 @@ class StratumRuntime:
             self._build(node)
         self.waves = [(list(w.operators), list(w.relations)) for w in plan.waves]
         self.inlinable = set(plan.inlinable)
+        # A group inside the recursion retracts its old groups as new ones come: the deltas
+        # are not all insertions even from nothing, and no operator may take them as such.
+        self.inserts_only = not (circuit.recursive
+                                 and any(isinstance(n, GroupBy) for n in circuit.nodes))
         self._arrange()
 
     def _arrange(self) -> None:
@@ -227,11 +231,8 @@ class StratumRuntime:
         stats.mode = "fresh" if fresh else "incremental"
         inline = self._inline(fresh, imports)
         scan = bool(inline) and c.recursive and not fresh
-        # A group inside the recursion retracts its old groups as new ones come: the deltas
-        # are not all insertions even from nothing, and no operator may take them as such.
-        inserting = fresh and not (c.recursive and any(isinstance(n, GroupBy) for n in c.nodes))
         for op in self.ops.values():
-            op.begin_epoch(inserting, scan)
+            op.begin_epoch(fresh and self.inserts_only, scan)
         feedback = set(c.delays.values()) if c.recursive else set()
         weighed = c.recursive and not fresh  # an incremental run the fallback may give up
         budget = self._budget(imports) if weighed else None
@@ -602,7 +603,9 @@ class StratumRuntime:
                     known += [h for r in rows if (h := next(iter(r.values()))) is not None]
         elif queries:
             with driver_sized(queries[0].sparkSession, self.config):
-                known += [r[0] for r in union_all(queries).collect() if r[0] is not None]
+                # each query's one column, named alike so that they make one union
+                one = union_all([q.toDF("h") for q in queries])
+                known += [r[0] for r in one.collect() if r[0] is not None]
         return min(known) if known else None
 
     def prefetch(self, keys_of: KeysOf) -> list[Probe]:

@@ -135,7 +135,7 @@ class GroupByOp(Operator):
             return semijoin_keys(df.filter(col(ITER) <= last), touched, keys, False,
                                  self.null_safe)
 
-        terms = [self._groups(union_all([at(past, i), at(now, i), at(before, i)]), 1),
+        terms = [self._groups(union_all([at(past, i), now, at(before, i)]), 1),
                  self._groups(at(past, i), -1),
                  self._groups(union_all([at(past, i - 1), at(before, i - 1)]), -1),
                  self._groups(at(past, i - 1), 1)]
@@ -152,4 +152,4 @@ class GroupByOp(Operator):
             return []
         later = semijoin_keys(v.past(0, INF).filter(col(ITER) > i), cur.select(*self.keys),
                               self.keys, False, self.null_safe)
-        return [later.agg(F.min(ITER).alias("h"))]  # named as the joins' queries: one union
+        return [later.agg(F.min(ITER))]
